@@ -1,0 +1,49 @@
+# dsh-session-search: every command a contributor or CI needs. `make help` lists them.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+SAMPLE ?= www/sample/sample-archive.zip
+ORACLE_DIR ?= target/oracle
+ORACLE_SESSIONS ?= 240
+WASM_TARGET := wasm32-unknown-unknown
+WASM_BINDGEN_VERSION := 0.2.130
+
+.PHONY: help serve test setup fmt-check lint test-native test-wasm oracle test-differential wasm-pkg clean
+
+help: ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+serve: ## Load the bundled sample archive and show its sessions and load report.
+	cargo run --quiet --release -- --archive $(SAMPLE) sessions
+	cargo run --quiet --release -- --archive $(SAMPLE) report
+
+test: setup fmt-check lint test-native test-wasm ## Run every test (installs what it lacks).
+
+setup: ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
+	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
+	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
+
+
+fmt-check: ## Check formatting.
+	cargo fmt --all -- --check
+
+lint: ## Clippy with warnings as errors, native and wasm.
+	cargo clippy --all-targets -- -D warnings
+	cargo clippy --lib --no-default-features --target $(WASM_TARGET) -- -D warnings
+
+test-native: ## Unit, golden, bad-input and CLI tests on the host.
+	cargo test
+
+test-wasm: ## Build for wasm32 and run the wasm tests under Node.
+	cargo build --lib --no-default-features --target $(WASM_TARGET)
+	WASM_BINDGEN_TEST_ONLY_NODE=1 cargo test --no-default-features --target $(WASM_TARGET) --test wasm
+
+oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
+	tests/oracle/run.sh $(ORACLE_DIR) $(ORACLE_SESSIONS) 1
+
+test-differential: oracle ## Compare our reads with DSH's on the generated corpora.
+	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) cargo test --test differential -- --nocapture
+
+clean: ## Remove build outputs and generated corpora.
+	cargo clean

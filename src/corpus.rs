@@ -1,0 +1,496 @@
+//! The logical corpus: one record per session id, built from gathered log files with fault
+//! isolation and a load report, plus DSH's exact reads over it.
+
+use crate::archive::{self, Binding, FileFailure, Input, InputSummary, LoadOptions, LogFile};
+use crate::error::{Error, ErrorCode};
+use crate::fold::SurfaceLabel;
+use crate::json::Json;
+use crate::log::{self, Encoding, SessionHeader, SessionLog};
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Where a loaded session came from.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    /// The input's label.
+    pub input: String,
+    /// The path inside the input.
+    pub path: String,
+}
+
+/// One session in the corpus.
+#[derive(Clone, Debug)]
+pub struct SessionEntry {
+    /// The validated log.
+    pub log: SessionLog,
+    /// Where it was read from.
+    pub origin: Origin,
+}
+
+/// A session that loaded, as reported by `load`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadedSession {
+    /// The session id.
+    pub session_id: String,
+    /// Where it was read from.
+    #[serde(flatten)]
+    pub origin: Origin,
+    /// How the file was encoded.
+    pub encoding: Encoding,
+    /// Events in the logical log, synthetic closers included.
+    pub events: usize,
+    /// Closing events added in memory for an interrupted last turn.
+    pub synthetic_closers: usize,
+    /// Bytes ignored at the end of the file as a torn tail.
+    pub torn_bytes: u64,
+    /// `added`, `replaced` (a longer copy of a known session) or `duplicate` (kept the known copy).
+    pub outcome: &'static str,
+}
+
+/// A file or session that did not load, with its stable code.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadFailure {
+    /// The input's label.
+    pub input: String,
+    /// The path inside the input.
+    pub path: String,
+    /// The session id, when the header could be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The stable code.
+    pub code: ErrorCode,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// What one `load` call did, input by input and session by session.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadReport {
+    /// One summary per input.
+    pub inputs: Vec<InputSummary>,
+    /// Sessions that loaded.
+    pub sessions: Vec<LoadedSession>,
+    /// Everything that failed; the rest loaded regardless.
+    pub failures: Vec<LoadFailure>,
+}
+
+/// A listing record: DSH's `{header, live, persisted}`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecord {
+    /// The session header.
+    pub header: SessionHeader,
+    /// Whether the session is live in this process.
+    pub live: bool,
+    /// Whether a stored copy was loaded.
+    pub persisted: bool,
+}
+
+/// One event without its payload: DSH's `listEvents` record.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventRecord {
+    /// The owning session.
+    pub session_id: String,
+    /// The event's seq.
+    pub seq: u64,
+    /// The event's type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The event's time.
+    pub time: i64,
+    /// The surface label.
+    pub surface: SurfaceLabel,
+}
+
+/// DSH's `readSurface` result.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SurfaceSnapshot {
+    /// The session header.
+    pub session: SessionHeader,
+    /// Seq of the last event captured (`null` for an empty log).
+    pub captured_through_seq: Option<u64>,
+    /// The current surface events, in model-history order.
+    pub events: Vec<Json>,
+}
+
+/// All loaded sessions, one per id.
+#[derive(Clone, Debug, Default)]
+pub struct Corpus {
+    sessions: BTreeMap<String, SessionEntry>,
+    /// Ids whose copies disagree on their headers; they stay out of the corpus.
+    conflicted: BTreeSet<String>,
+    generation: u64,
+}
+
+impl Corpus {
+    /// An empty corpus.
+    pub fn new() -> Self {
+        Corpus::default()
+    }
+
+    /// Changes whenever the set of sessions or any session's log changes.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Number of sessions.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Whether there are no sessions.
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
+    /// A session by id.
+    pub fn get(&self, id: &str) -> Option<&SessionEntry> {
+        self.sessions.get(id)
+    }
+
+    /// Loads inputs. One bad file or session never hides the others: each failure is in the
+    /// report. With `options.strict`, any failure fails the call with
+    /// `SESSION_QUERY_PERSISTENCE_FAILED` and the corpus is left unchanged.
+    pub fn load(&mut self, inputs: Vec<Input>, options: &LoadOptions) -> Result<LoadReport, Error> {
+        self.load_with_progress(inputs, options, &mut |_, _| {})
+    }
+
+    /// [`Corpus::load`], calling `progress(done, total)` after each log file is read.
+    pub fn load_with_progress(
+        &mut self,
+        inputs: Vec<Input>,
+        options: &LoadOptions,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<LoadReport, Error> {
+        let gathered = archive::gather(inputs, options);
+        let mut report = LoadReport {
+            inputs: gathered.inputs,
+            ..LoadReport::default()
+        };
+        report.failures.extend(
+            gathered
+                .failures
+                .into_iter()
+                .map(|f: FileFailure| LoadFailure {
+                    input: f.input,
+                    path: f.path,
+                    session_id: None,
+                    code: f.code,
+                    message: f.message,
+                }),
+        );
+        let total = gathered.logs.len();
+        let mut read: Vec<(LogFile, SessionLog)> = Vec::new();
+        for (done, file) in gathered.logs.into_iter().enumerate() {
+            match read_bound(&file, options) {
+                Ok(log) => read.push((file, log)),
+                Err((session_id, error)) => report.failures.push(LoadFailure {
+                    input: file.input,
+                    path: file.path,
+                    session_id,
+                    code: error.code,
+                    message: error.message,
+                }),
+            }
+            progress(done + 1, total);
+        }
+        reject_ids_repeated_in_one_root(&mut read, &mut report);
+        if options.strict && !report.failures.is_empty() {
+            let first = &report.failures[0];
+            return Err(Error::new(
+                ErrorCode::QueryPersistenceFailed,
+                format!(
+                    "{} {}: {}: {}",
+                    first.input, first.path, first.code, first.message
+                ),
+            ));
+        }
+        let mut staged = self.clone();
+        for (file, log) in read {
+            staged.admit(file, log, &mut report);
+        }
+        if options.strict && !report.failures.is_empty() {
+            let first = &report.failures[0];
+            return Err(Error::new(
+                ErrorCode::QueryPersistenceFailed,
+                format!("{}: {}", first.code, first.message),
+            ));
+        }
+        if !report.sessions.is_empty() || staged.conflicted != self.conflicted {
+            staged.generation += 1;
+        }
+        *self = staged;
+        Ok(report)
+    }
+
+    fn admit(&mut self, file: LogFile, log: SessionLog, report: &mut LoadReport) {
+        let id = log.header.id.clone();
+        let origin = Origin {
+            input: file.input,
+            path: file.path,
+        };
+        let loaded = |outcome| LoadedSession {
+            session_id: id.clone(),
+            origin: origin.clone(),
+            encoding: file.encoding,
+            events: log.events.len(),
+            synthetic_closers: log.synthetic_closers,
+            torn_bytes: log.torn_bytes,
+            outcome,
+        };
+        let conflict = |report: &mut LoadReport, message: String| {
+            report.failures.push(LoadFailure {
+                input: origin.input.clone(),
+                path: origin.path.clone(),
+                session_id: Some(id.clone()),
+                code: ErrorCode::QuerySourceConflict,
+                message,
+            });
+        };
+        if self.conflicted.contains(&id) {
+            conflict(
+                report,
+                format!("session {id:?} has copies whose headers disagree"),
+            );
+            return;
+        }
+        match self.sessions.get(&id) {
+            None => {
+                report.sessions.push(loaded("added"));
+                self.sessions
+                    .insert(id.clone(), SessionEntry { log, origin });
+            }
+            Some(existing) if !headers_compatible(&existing.log.header, &log.header) => {
+                let other = format!("{} {}", existing.origin.input, existing.origin.path);
+                conflict(
+                    report,
+                    format!("session {id:?} has a different header in {other}"),
+                );
+                report.sessions.retain(|s| s.session_id != id);
+                self.sessions.remove(&id);
+                self.conflicted.insert(id.clone());
+            }
+            Some(existing) if log.events.len() > existing.log.events.len() => {
+                report.sessions.push(loaded("replaced"));
+                self.sessions
+                    .insert(id.clone(), SessionEntry { log, origin });
+            }
+            Some(_) => report.sessions.push(loaded("duplicate")),
+        }
+    }
+
+    /// DSH's `listSessions`: newest first, ties by id.
+    pub fn list_sessions(&self) -> Vec<SessionRecord> {
+        let mut records: Vec<SessionRecord> = self
+            .sessions
+            .values()
+            .map(|entry| SessionRecord {
+                header: entry.log.header.clone(),
+                live: false,
+                persisted: true,
+            })
+            .collect();
+        records.sort_by(|a, b| {
+            b.header
+                .created_at
+                .cmp(&a.header.created_at)
+                .then_with(|| locale_compare(&a.header.id, &b.header.id))
+        });
+        records
+    }
+
+    fn entry(&self, id: &str) -> Result<&SessionEntry, Error> {
+        if self.conflicted.contains(id) {
+            return Err(Error::new(
+                ErrorCode::QuerySourceConflict,
+                format!("session {id:?} has copies whose headers disagree"),
+            ));
+        }
+        self.sessions.get(id).ok_or_else(|| {
+            Error::new(
+                ErrorCode::QuerySessionNotFound,
+                format!("session {id:?} not found"),
+            )
+        })
+    }
+
+    /// DSH's `listEvents`: every event with its surface label, in seq order.
+    pub fn list_events(&self, id: &str) -> Result<Vec<EventRecord>, Error> {
+        let entry = self.entry(id)?;
+        Ok(entry
+            .log
+            .events
+            .iter()
+            .map(|event| EventRecord {
+                session_id: id.to_owned(),
+                seq: event.seq(),
+                kind: event.kind().to_owned(),
+                time: event.time(),
+                surface: entry.log.surface.label(event.seq()),
+            })
+            .collect())
+    }
+
+    /// DSH's `readSurface`: header, capture boundary and the current surface events.
+    pub fn read_surface(&self, id: &str) -> Result<SurfaceSnapshot, Error> {
+        let entry = self.entry(id)?;
+        let log = &entry.log;
+        Ok(SurfaceSnapshot {
+            session: log.header.clone(),
+            captured_through_seq: log.events.last().map(|e| e.seq()),
+            events: log
+                .surface
+                .nodes
+                .iter()
+                .map(|seq| Json::Object(log.events[*seq as usize].as_json().clone()))
+                .collect(),
+        })
+    }
+}
+
+/// Reads one file and checks its header against its location.
+fn read_bound(
+    file: &LogFile,
+    options: &LoadOptions,
+) -> Result<SessionLog, (Option<String>, Error)> {
+    let log = log::read_log(&file.bytes, file.encoding, &options.limits).map_err(|e| {
+        let id = log::read_header(&file.bytes, file.encoding, &options.limits)
+            .ok()
+            .map(|h| h.id);
+        (id, e)
+    })?;
+    let header = &log.header;
+    let mismatch = |why: String| {
+        Err((
+            Some(header.id.clone()),
+            Error::new(ErrorCode::LoadIdentityMismatch, why),
+        ))
+    };
+    match &file.binding {
+        Binding::None => {}
+        Binding::PersistenceRoot {
+            project,
+            session_dir,
+            ..
+        } => {
+            let expected_dir = archive::layout::session_dir_name(&header.id);
+            if &expected_dir != session_dir {
+                return mismatch(format!(
+                    "header id {:?} belongs in directory {expected_dir:?}, not {session_dir:?}",
+                    header.id
+                ));
+            }
+            let expected_project = archive::layout::project_dir_name(header.cwd.as_deref());
+            if &expected_project != project {
+                return mismatch(format!(
+                    "header cwd belongs in project directory {expected_project:?}, not {project:?}"
+                ));
+            }
+        }
+        Binding::ExportChild { safe_id } => {
+            let expected = archive::layout::export_safe_id(&header.id);
+            if &expected != safe_id {
+                return mismatch(format!(
+                    "header id {:?} belongs in subagents/{expected}, not subagents/{safe_id}",
+                    header.id
+                ));
+            }
+        }
+    }
+    Ok(log)
+}
+
+/// One id in two project directories of one persistence root is a layout error for both.
+fn reject_ids_repeated_in_one_root(read: &mut Vec<(LogFile, SessionLog)>, report: &mut LoadReport) {
+    let key = |file: &LogFile, log: &SessionLog| match &file.binding {
+        Binding::PersistenceRoot { root, .. } => {
+            Some((file.input.clone(), root.clone(), log.header.id.clone()))
+        }
+        _ => None,
+    };
+    let mut counts: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    for (file, log) in read.iter() {
+        if let Some(k) = key(file, log) {
+            *counts.entry(k).or_default() += 1;
+        }
+    }
+    read.retain(|(file, log)| {
+        let repeated = key(file, log).is_some_and(|k| counts[&k] > 1);
+        if repeated {
+            report.failures.push(LoadFailure {
+                input: file.input.clone(),
+                path: file.path.clone(),
+                session_id: Some(log.header.id.clone()),
+                code: ErrorCode::LoadLayout,
+                message: format!(
+                    "session {:?} appears in more than one project directory of this root",
+                    log.header.id
+                ),
+            });
+        }
+        !repeated
+    });
+}
+
+/// The header fields DSH compares between two copies of one session (absent depth is 0).
+fn headers_compatible(a: &SessionHeader, b: &SessionHeader) -> bool {
+    a.version == b.version
+        && a.id == b.id
+        && a.created_at == b.created_at
+        && a.cwd == b.cwd
+        && a.parent_session == b.parent_session
+        && a.seed_length == b.seed_length
+        && a.delegation_depth == b.delegation_depth
+}
+
+/// An approximation of JavaScript's `localeCompare` (ICU root collation) for ids: punctuation
+/// before digits before letters, case-insensitive first, lower case before upper on ties.
+/// It agrees with byte order on DSH's lower-case hex UUIDs.
+pub fn locale_compare(a: &str, b: &str) -> Ordering {
+    fn class(c: char) -> u8 {
+        if c.is_whitespace() {
+            0
+        } else if c.is_ascii_punctuation() || (!c.is_alphanumeric() && !c.is_ascii()) {
+            1
+        } else if c.is_numeric() {
+            2
+        } else {
+            3
+        }
+    }
+    let primary = |s: &str| {
+        s.chars()
+            .map(|c| (class(c), c.to_lowercase().next().unwrap_or(c)))
+            .collect::<Vec<_>>()
+    };
+    primary(a)
+        .cmp(&primary(b))
+        .then_with(|| {
+            let tertiary = |s: &str| s.chars().map(|c| c.is_uppercase()).collect::<Vec<_>>();
+            tertiary(a).cmp(&tertiary(b))
+        })
+        .then_with(|| a.cmp(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locale_order_matches_byte_order_on_uuids() {
+        let mut ids = ["f0e1-aa", "0a-b", "0a1", "a-0", "9f-ff"];
+        let mut bytes = ids;
+        ids.sort_by(|a, b| locale_compare(a, b));
+        bytes.sort();
+        assert_eq!(ids, bytes);
+        assert_eq!(locale_compare("a", "B"), Ordering::Less);
+        assert_eq!(locale_compare("a", "A"), Ordering::Less);
+    }
+}

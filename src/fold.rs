@@ -1,0 +1,293 @@
+//! The surface fold: one pass over a log that yields the model-facing surface, the replacement
+//! history and every event's `current` / `shadowed` / `log-only` label, so they never disagree.
+
+use crate::error::{Error, ErrorCode};
+use crate::json::{Json, is_safe_integer};
+use crate::log::Event;
+use std::collections::HashSet;
+
+/// Where an event stands relative to the model's history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum SurfaceLabel {
+    /// On the surface after the whole log is folded.
+    #[serde(rename = "current")]
+    Current,
+    /// Was on the surface and was removed by a later replacement.
+    #[serde(rename = "shadowed")]
+    Shadowed,
+    /// Never part of the surface.
+    #[serde(rename = "log-only")]
+    LogOnly,
+}
+
+impl SurfaceLabel {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SurfaceLabel::Current => "current",
+            SurfaceLabel::Shadowed => "shadowed",
+            SurfaceLabel::LogOnly => "log-only",
+        }
+    }
+}
+
+/// One folded replacement.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Replacement {
+    /// The replacing event.
+    pub seq: u64,
+    /// Surface entry where the replaced range starts.
+    pub start: u64,
+    /// Surface entry where the replaced range ends.
+    pub end: u64,
+    /// The entries removed, in surface order.
+    pub shadowed_seqs: Vec<u64>,
+}
+
+/// The fold's result over a whole log.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Surface {
+    /// Seqs on the surface, in model-history order.
+    pub nodes: Vec<u64>,
+    /// Replacements in log order.
+    pub replacements: Vec<Replacement>,
+    labels: Vec<SurfaceLabel>,
+}
+
+impl Surface {
+    /// Number of replacements folded (DSH's `replaceGeneration`).
+    pub fn replace_generation(&self) -> u64 {
+        self.replacements.len() as u64
+    }
+
+    /// The label of the event at `seq`.
+    pub fn label(&self, seq: u64) -> SurfaceLabel {
+        self.labels
+            .get(seq as usize)
+            .copied()
+            .unwrap_or(SurfaceLabel::LogOnly)
+    }
+
+    /// Labels of every event, indexed by seq.
+    pub fn labels(&self) -> &[SurfaceLabel] {
+        &self.labels
+    }
+}
+
+/// Whether a type takes part in the surface.
+pub fn is_surface_eligible(kind: &str) -> bool {
+    matches!(kind, "user/message" | "assistant/message" | "tool/result")
+}
+
+/// `isEventSeq`: a non-negative safe integer (`-0` included, as in DSH).
+fn event_seq(value: &Json) -> Option<u64> {
+    value
+        .as_f64()
+        .filter(|n| is_safe_integer(*n) && *n >= 0.0)
+        .map(|n| n as u64)
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::QueryInvalidSurface, message)
+}
+
+enum Op {
+    Append,
+    Replace { start: u64, end: u64 },
+}
+
+fn surface_op_of(event: &Event) -> Result<Option<Op>, Error> {
+    let kind = event.kind();
+    if !is_surface_eligible(kind) {
+        if event.surface_op().is_some() {
+            return Err(invalid(format!(
+                "session event {kind:?} is not surface-eligible and cannot carry surfaceOp"
+            )));
+        }
+        if event.source_event_seqs().is_some() {
+            return Err(invalid(format!(
+                "session event {kind:?} is not surface-eligible and cannot carry sourceEventSeqs"
+            )));
+        }
+        return Ok(None);
+    }
+    match event.surface_op() {
+        None => Err(invalid(format!(
+            "session event {kind:?} is surface-eligible and requires a surfaceOp marker"
+        ))),
+        Some(Json::String(s)) if *s == *"append" => Ok(Some(Op::Append)),
+        Some(Json::Object(op)) => {
+            let start = op.get("start").and_then(event_seq);
+            let end = op.get("end").and_then(event_seq);
+            match (op.len(), op.get("op").and_then(Json::as_str), start, end) {
+                (3, Some("replace"), Some(start), Some(end)) => {
+                    Ok(Some(Op::Replace { start, end }))
+                }
+                _ => Err(invalid(format!(
+                    "session event {kind:?} carries an invalid replace surfaceOp"
+                ))),
+            }
+        }
+        Some(_) => Err(invalid(format!(
+            "session event {kind:?} carries an invalid surfaceOp"
+        ))),
+    }
+}
+
+fn check_sources(event: &Event, shadowed: &[u64]) -> Result<(), Error> {
+    let mut sources = HashSet::new();
+    if let Some(raw) = event.source_event_seqs() {
+        let Some(list) = raw.as_array() else {
+            return Err(invalid(format!(
+                "sourceEventSeqs on event at seq {} must be an array when present",
+                event.seq()
+            )));
+        };
+        if list.is_empty() && event.kind() != "assistant/message" {
+            return Err(invalid(
+                "sourceEventSeqs must not be empty except on assistant/message",
+            ));
+        }
+        let mut later = None;
+        for source in list {
+            let Some(seq) = event_seq(source) else {
+                return Err(invalid(format!(
+                    "session event {:?} sourceEventSeqs must contain non-negative safe integers",
+                    event.kind()
+                )));
+            };
+            sources.insert(seq);
+            if later.is_none() && seq >= event.seq() {
+                later = Some(seq);
+            }
+        }
+        if sources.len() != list.len() {
+            return Err(invalid("sourceEventSeqs must not contain duplicates"));
+        }
+        if let Some(seq) = later {
+            return Err(invalid(format!(
+                "sourceEventSeqs must reference earlier events: {seq} >= current seq {}",
+                event.seq()
+            )));
+        }
+    }
+    let missing: Vec<String> = shadowed
+        .iter()
+        .filter(|s| !sources.contains(s))
+        .map(u64::to_string)
+        .collect();
+    if !missing.is_empty() {
+        return Err(invalid(format!(
+            "surface replace: sourceEventSeqs must include every shadowed surface node; missing {}",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// `data` with `message.content[0].content` set to null, for the content-only rewrite rule.
+fn without_result_content(data: &Json) -> Json {
+    let mut data = data.clone();
+    if let Some(Json::Array(content)) = data
+        .as_object_mut()
+        .and_then(|d| d.get_mut("message"))
+        .and_then(Json::as_object_mut)
+        .and_then(|m| m.get_mut("content"))
+        && let Some(Json::Object(block)) = content.first_mut()
+    {
+        block.insert("content", Json::Null);
+        content.truncate(1);
+    }
+    data
+}
+
+fn check_tool_result_rewrite(
+    event: &Event,
+    shadowed: &[u64],
+    events: &[Event],
+) -> Result<(), Error> {
+    if event.kind() != "tool/result" {
+        return Ok(());
+    }
+    if shadowed.len() != 1 {
+        return Err(invalid(
+            "tool/result surface replacement must rewrite exactly one current node",
+        ));
+    }
+    let original = &events[shadowed[0] as usize];
+    if original.kind() != "tool/result" {
+        return Err(invalid(
+            "tool/result surface replacement must target a current tool/result",
+        ));
+    }
+    if without_result_content(original.data()) != without_result_content(event.data()) {
+        return Err(invalid(
+            "tool/result surface replacement may change only content",
+        ));
+    }
+    Ok(())
+}
+
+/// Folds a whole log. Fails with `SESSION_QUERY_INVALID_SURFACE` on any rule of spec 02 §4–5;
+/// nothing is partially applied.
+pub fn fold_surface(events: &[Event]) -> Result<Surface, Error> {
+    let mut nodes: Vec<u64> = Vec::new();
+    let mut replacements = Vec::new();
+    for (index, event) in events.iter().enumerate() {
+        if event.seq() != index as u64 {
+            return Err(invalid(format!(
+                "session event seq {} is not contiguous; expected {index}",
+                event.seq()
+            )));
+        }
+        match surface_op_of(event)? {
+            None => {}
+            Some(Op::Append) => {
+                check_sources(event, &[])?;
+                nodes.push(event.seq());
+            }
+            Some(Op::Replace { start, end }) => {
+                let p = nodes.iter().position(|s| *s == start).ok_or_else(|| {
+                    invalid(format!(
+                        "surface replace: start seq {start} not found in surface"
+                    ))
+                })?;
+                let q = nodes.iter().position(|s| *s == end).ok_or_else(|| {
+                    invalid(format!(
+                        "surface replace: end seq {end} not found in surface"
+                    ))
+                })?;
+                if p > q {
+                    return Err(invalid(format!(
+                        "surface replace: start seq {start} (index {p}) is after end seq {end} (index {q})"
+                    )));
+                }
+                let shadowed: Vec<u64> = nodes[p..=q].to_vec();
+                check_sources(event, &shadowed)?;
+                check_tool_result_rewrite(event, &shadowed, events)?;
+                nodes.splice(p..=q, [event.seq()]);
+                replacements.push(Replacement {
+                    seq: event.seq(),
+                    start,
+                    end,
+                    shadowed_seqs: shadowed,
+                });
+            }
+        }
+    }
+    let mut labels = vec![SurfaceLabel::LogOnly; events.len()];
+    for replacement in &replacements {
+        for seq in &replacement.shadowed_seqs {
+            labels[*seq as usize] = SurfaceLabel::Shadowed;
+        }
+    }
+    for seq in &nodes {
+        labels[*seq as usize] = SurfaceLabel::Current;
+    }
+    Ok(Surface {
+        nodes,
+        replacements,
+        labels,
+    })
+}

@@ -1,0 +1,915 @@
+//! JSON values as JavaScript sees them: ordered objects, `f64` numbers, and strings that may
+//! hold lone UTF-16 surrogates, parsed like `JSON.parse` and written like `JSON.stringify`.
+//!
+//! DSH writes logs with `JSON.stringify`, so a stream chunk cut inside an emoji is stored as a
+//! lone `\uD83D` escape. Rust's `String` cannot hold that, so [`JsString`] keeps such strings as
+//! WTF-8 (a lone surrogate becomes its generalized 3-byte UTF-8 form). Text for search maps each
+//! lone surrogate to U+FFFD (what DSH's SQLite binding stores); re-emitted JSON writes the
+//! original `\udXXX` escape back, as DSH's own output does.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// A parsed JSON value.
+#[derive(Clone, Debug)]
+pub enum Json {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// Every JSON number, as JavaScript holds it.
+    Number(f64),
+    /// A string (possibly with lone surrogates).
+    String(JsString),
+    /// An array.
+    Array(Vec<Json>),
+    /// An object with JavaScript's property order.
+    Object(JsonObject),
+}
+
+/// A JavaScript string: UTF-8 when well formed, WTF-8 when it holds lone surrogates.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum JsString {
+    /// A well-formed string.
+    Utf8(Box<str>),
+    /// A string with at least one lone surrogate, in WTF-8.
+    Wtf8(Box<[u8]>),
+}
+
+/// An object: keys in JavaScript's order (array-index keys ascending, then insertion order).
+#[derive(Clone, Debug, Default)]
+pub struct JsonObject(Vec<(JsString, Json)>);
+
+/// Limits applied while parsing one JSON text.
+#[derive(Clone, Copy, Debug)]
+pub struct ParseLimits {
+    /// Maximum nesting depth of arrays and objects.
+    pub max_depth: usize,
+}
+
+impl Default for ParseLimits {
+    fn default() -> Self {
+        ParseLimits { max_depth: 512 }
+    }
+}
+
+/// Why a text is not a JSON value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// Not valid JSON at this byte offset.
+    Syntax(usize),
+    /// Nesting deeper than [`ParseLimits::max_depth`].
+    TooDeep,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::Syntax(at) => write!(f, "invalid JSON at byte {at}"),
+            ParseError::TooDeep => write!(f, "JSON nested too deeply"),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+impl JsString {
+    /// The string as `&str` when it has no lone surrogate.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            JsString::Utf8(s) => Some(s),
+            JsString::Wtf8(_) => None,
+        }
+    }
+
+    /// The raw WTF-8 bytes (plain UTF-8 for well-formed strings).
+    pub fn as_wtf8(&self) -> &[u8] {
+        match self {
+            JsString::Utf8(s) => s.as_bytes(),
+            JsString::Wtf8(b) => b,
+        }
+    }
+
+    /// The text with every lone surrogate replaced by U+FFFD.
+    pub fn to_lossy(&self) -> Cow<'_, str> {
+        match self {
+            JsString::Utf8(s) => Cow::Borrowed(s),
+            JsString::Wtf8(b) => Cow::Owned(wtf8_to_lossy(b)),
+        }
+    }
+
+    /// Number of code points, counting one per lone surrogate.
+    pub fn code_points(&self) -> usize {
+        self.as_wtf8()
+            .iter()
+            .filter(|b| (**b & 0xC0) != 0x80)
+            .count()
+    }
+
+    /// Whether the string is empty.
+    pub fn is_empty(&self) -> bool {
+        self.as_wtf8().is_empty()
+    }
+
+    /// Builds a string from WTF-8 bytes produced by this module.
+    fn from_wtf8(bytes: Vec<u8>, has_surrogate: bool) -> JsString {
+        if has_surrogate {
+            JsString::Wtf8(bytes.into_boxed_slice())
+        } else {
+            match String::from_utf8(bytes) {
+                Ok(s) => JsString::Utf8(s.into_boxed_str()),
+                Err(e) => JsString::Wtf8(e.into_bytes().into_boxed_slice()),
+            }
+        }
+    }
+}
+
+fn wtf8_to_lossy(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                break;
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                // Every invalid sequence in our WTF-8 is one 3-byte surrogate.
+                out.push('\u{FFFD}');
+                rest = &after[after.len().min(3)..];
+            }
+        }
+    }
+    out
+}
+
+impl From<&str> for JsString {
+    fn from(s: &str) -> Self {
+        JsString::Utf8(s.into())
+    }
+}
+
+impl From<String> for JsString {
+    fn from(s: String) -> Self {
+        JsString::Utf8(s.into_boxed_str())
+    }
+}
+
+impl PartialEq<str> for JsString {
+    fn eq(&self, other: &str) -> bool {
+        self.as_wtf8() == other.as_bytes()
+    }
+}
+
+impl fmt::Debug for JsString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_lossy(), f)
+    }
+}
+
+impl fmt::Display for JsString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_lossy())
+    }
+}
+
+impl JsonObject {
+    /// An empty object.
+    pub fn new() -> Self {
+        JsonObject(Vec::new())
+    }
+
+    /// The value of `key`, if present.
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// A mutable reference to the value of `key`, if present.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+        self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Sets `key` the way a JavaScript assignment does: an existing key keeps its place.
+    pub fn insert(&mut self, key: impl Into<JsString>, value: Json) {
+        let key = key.into();
+        if let Some(slot) = self.0.iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = value;
+        } else {
+            self.0.push((key, value));
+            if is_array_index(self.0.last().map(|(k, _)| k.as_wtf8()).unwrap_or_default()) {
+                self.order_like_js();
+            }
+        }
+    }
+
+    /// Removes `key`, returning its value.
+    pub fn remove(&mut self, key: &str) -> Option<Json> {
+        let at = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.remove(at).1)
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Keys and values in property order.
+    pub fn iter(&self) -> impl Iterator<Item = (&JsString, &Json)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    /// Keys in property order.
+    pub fn keys(&self) -> impl Iterator<Item = &JsString> {
+        self.0.iter().map(|(k, _)| k)
+    }
+
+    /// Whether the key set is exactly `keys` (in any order).
+    pub fn has_exact_keys(&self, keys: &[&str]) -> bool {
+        self.0.len() == keys.len() && keys.iter().all(|k| self.contains_key(k))
+    }
+
+    /// JavaScript lists array-index keys first, in ascending numeric order.
+    fn order_like_js(&mut self) {
+        self.0
+            .sort_by_key(|(k, _)| match array_index_value(k.as_wtf8()) {
+                Some(n) => (0, n),
+                None => (1, 0),
+            });
+    }
+}
+
+fn array_index_value(key: &[u8]) -> Option<u64> {
+    if key.is_empty() || key.len() > 10 || (key.len() > 1 && key[0] == b'0') {
+        return None;
+    }
+    if !key.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n: u64 = std::str::from_utf8(key).ok()?.parse().ok()?;
+    (n < u64::from(u32::MAX)).then_some(n)
+}
+
+fn is_array_index(key: &[u8]) -> bool {
+    array_index_value(key).is_some()
+}
+
+impl FromIterator<(JsString, Json)> for JsonObject {
+    fn from_iter<I: IntoIterator<Item = (JsString, Json)>>(iter: I) -> Self {
+        let mut object = JsonObject::new();
+        for (k, v) in iter {
+            object.insert(k, v);
+        }
+        object
+    }
+}
+
+/// Objects compare as JSON values: same key set, equal values, order ignored.
+impl PartialEq for JsonObject {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .all(|(k, v)| other.0.iter().any(|(k2, v2)| k == k2 && v == v2))
+    }
+}
+
+/// Values compare by JSON meaning: numbers by value, objects without regard to key order.
+impl PartialEq for Json {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Json::Null, Json::Null) => true,
+            (Json::Bool(a), Json::Bool(b)) => a == b,
+            (Json::Number(a), Json::Number(b)) => a == b,
+            (Json::String(a), Json::String(b)) => a == b,
+            (Json::Array(a), Json::Array(b)) => a == b,
+            (Json::Object(a), Json::Object(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// Largest integer JavaScript represents exactly (`Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// `Number.isSafeInteger`.
+pub fn is_safe_integer(n: f64) -> bool {
+    n.is_finite() && n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER
+}
+
+impl Json {
+    /// The object, if this is one.
+    pub fn as_object(&self) -> Option<&JsonObject> {
+        match self {
+            Json::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The mutable object, if this is one.
+    pub fn as_object_mut(&mut self) -> Option<&mut JsonObject> {
+        match self {
+            Json::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The array, if this is one.
+    pub fn as_array(&self) -> Option<&[Json]> {
+        match self {
+            Json::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_js_string(&self) -> Option<&JsString> {
+        match self {
+            Json::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The well-formed string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        self.as_js_string().and_then(JsString::as_str)
+    }
+
+    /// The number, if this is one.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Json::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The value as a safe integer (`Number.isSafeInteger`).
+    pub fn as_safe_integer(&self) -> Option<i64> {
+        // A safe integer fits i64 exactly.
+        self.as_f64()
+            .filter(|n| is_safe_integer(*n))
+            .map(|n| n as i64)
+    }
+
+    /// The value as a non-negative safe integer that is not `-0`.
+    pub fn as_index(&self) -> Option<u64> {
+        let n = self.as_f64()?;
+        (is_safe_integer(n) && n >= 0.0 && !(n == 0.0 && n.is_sign_negative())).then_some(n as u64)
+    }
+
+    /// `obj[key]` for objects, `None` otherwise.
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        self.as_object().and_then(|o| o.get(key))
+    }
+
+    /// Whether this is a string.
+    pub fn is_string(&self) -> bool {
+        matches!(self, Json::String(_))
+    }
+
+    /// Whether this is a non-empty string.
+    pub fn is_non_empty_string(&self) -> bool {
+        matches!(self, Json::String(s) if !s.is_empty())
+    }
+
+    /// A string value.
+    pub fn str(s: &str) -> Json {
+        Json::String(JsString::from(s))
+    }
+
+    /// A number from an integer (exact for safe integers).
+    pub fn int(n: i64) -> Json {
+        Json::Number(n as f64)
+    }
+
+    /// Parses a JSON text with `JSON.parse`'s grammar.
+    pub fn parse(text: &str, limits: ParseLimits) -> Result<Json, ParseError> {
+        let mut parser = Parser {
+            bytes: text.as_bytes(),
+            at: 0,
+            limits,
+            depth: 0,
+        };
+        parser.skip_ws();
+        let value = parser.value()?;
+        parser.skip_ws();
+        if parser.at != parser.bytes.len() {
+            return Err(ParseError::Syntax(parser.at));
+        }
+        Ok(value)
+    }
+
+    /// `JSON.stringify(value)`.
+    pub fn to_js_string(&self) -> String {
+        let mut out = String::new();
+        write_value(self, &mut out);
+        out
+    }
+}
+
+impl fmt::Display for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_js_string())
+    }
+}
+
+/// Serialized through serde_json as the exact `JSON.stringify` text (lone surrogates kept).
+impl serde::Serialize for Json {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw = serde_json::value::RawValue::from_string(self.to_js_string())
+            .map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
+    }
+}
+
+struct Parser<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    limits: ParseLimits,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    fn fail<T>(&self) -> Result<T, ParseError> {
+        Err(ParseError::Syntax(self.at))
+    }
+
+    fn value(&mut self) -> Result<Json, ParseError> {
+        match self.bytes.get(self.at) {
+            Some(b'{') => self.object(),
+            Some(b'[') => self.array(),
+            Some(b'"') => Ok(Json::String(self.string()?)),
+            Some(b't') => self.literal(b"true", Json::Bool(true)),
+            Some(b'f') => self.literal(b"false", Json::Bool(false)),
+            Some(b'n') => self.literal(b"null", Json::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => self.fail(),
+        }
+    }
+
+    fn literal(&mut self, word: &[u8], value: Json) -> Result<Json, ParseError> {
+        if self.bytes[self.at..].starts_with(word) {
+            self.at += word.len();
+            Ok(value)
+        } else {
+            self.fail()
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > self.limits.max_depth {
+            return Err(ParseError::TooDeep);
+        }
+        self.at += 1;
+        self.skip_ws();
+        Ok(())
+    }
+
+    fn object(&mut self) -> Result<Json, ParseError> {
+        self.enter()?;
+        let mut object = JsonObject::new();
+        let mut needs_reorder = false;
+        if self.bytes.get(self.at) == Some(&b'}') {
+            self.at += 1;
+            self.depth -= 1;
+            return Ok(Json::Object(object));
+        }
+        loop {
+            if self.bytes.get(self.at) != Some(&b'"') {
+                return self.fail();
+            }
+            let key = self.string()?;
+            self.skip_ws();
+            if self.bytes.get(self.at) != Some(&b':') {
+                return self.fail();
+            }
+            self.at += 1;
+            self.skip_ws();
+            let value = self.value()?;
+            // A repeated key keeps its first place and takes the last value, like JSON.parse.
+            if let Some(slot) = object.0.iter_mut().find(|(k, _)| *k == key) {
+                slot.1 = value;
+            } else {
+                needs_reorder |= is_array_index(key.as_wtf8());
+                object.0.push((key, value));
+            }
+            self.skip_ws();
+            match self.bytes.get(self.at) {
+                Some(b',') => {
+                    self.at += 1;
+                    self.skip_ws();
+                }
+                Some(b'}') => {
+                    self.at += 1;
+                    break;
+                }
+                _ => return self.fail(),
+            }
+        }
+        if needs_reorder {
+            object.order_like_js();
+        }
+        self.depth -= 1;
+        Ok(Json::Object(object))
+    }
+
+    fn array(&mut self) -> Result<Json, ParseError> {
+        self.enter()?;
+        let mut items = Vec::new();
+        if self.bytes.get(self.at) == Some(&b']') {
+            self.at += 1;
+            self.depth -= 1;
+            return Ok(Json::Array(items));
+        }
+        loop {
+            items.push(self.value()?);
+            self.skip_ws();
+            match self.bytes.get(self.at) {
+                Some(b',') => {
+                    self.at += 1;
+                    self.skip_ws();
+                }
+                Some(b']') => {
+                    self.at += 1;
+                    break;
+                }
+                _ => return self.fail(),
+            }
+        }
+        self.depth -= 1;
+        Ok(Json::Array(items))
+    }
+
+    fn number(&mut self) -> Result<Json, ParseError> {
+        let start = self.at;
+        let digits = |p: &mut Self| {
+            let from = p.at;
+            while p.bytes.get(p.at).is_some_and(u8::is_ascii_digit) {
+                p.at += 1;
+            }
+            p.at - from
+        };
+        if self.bytes.get(self.at) == Some(&b'-') {
+            self.at += 1;
+        }
+        match self.bytes.get(self.at) {
+            Some(b'0') => self.at += 1,
+            Some(b'1'..=b'9') => {
+                digits(self);
+            }
+            _ => return self.fail(),
+        }
+        if self.bytes.get(self.at) == Some(&b'.') {
+            self.at += 1;
+            if digits(self) == 0 {
+                return self.fail();
+            }
+        }
+        if let Some(b'e' | b'E') = self.bytes.get(self.at) {
+            self.at += 1;
+            if let Some(b'+' | b'-') = self.bytes.get(self.at) {
+                self.at += 1;
+            }
+            if digits(self) == 0 {
+                return self.fail();
+            }
+        }
+        let text = std::str::from_utf8(&self.bytes[start..self.at])
+            .map_err(|_| ParseError::Syntax(start))?;
+        // Rust's float parsing rounds to nearest like JavaScript's; overflow becomes infinity.
+        text.parse::<f64>()
+            .map(Json::Number)
+            .map_err(|_| ParseError::Syntax(start))
+    }
+
+    fn hex4(&mut self) -> Result<u32, ParseError> {
+        let hex = self
+            .bytes
+            .get(self.at..self.at + 4)
+            .ok_or(ParseError::Syntax(self.at))?;
+        let mut n = 0u32;
+        for b in hex {
+            let d = (*b as char)
+                .to_digit(16)
+                .ok_or(ParseError::Syntax(self.at))?;
+            n = n * 16 + d;
+        }
+        self.at += 4;
+        Ok(n)
+    }
+
+    fn string(&mut self) -> Result<JsString, ParseError> {
+        self.at += 1;
+        let start = self.at;
+        // Fast path: no escapes.
+        while let Some(&b) = self.bytes.get(self.at) {
+            match b {
+                b'"' => {
+                    let s = std::str::from_utf8(&self.bytes[start..self.at])
+                        .map_err(|_| ParseError::Syntax(start))?;
+                    self.at += 1;
+                    return Ok(JsString::Utf8(s.into()));
+                }
+                b'\\' => break,
+                0x00..=0x1F => return self.fail(),
+                _ => self.at += 1,
+            }
+        }
+        let mut buf: Vec<u8> = self.bytes[start..self.at].to_vec();
+        let mut has_surrogate = false;
+        loop {
+            let Some(&b) = self.bytes.get(self.at) else {
+                return self.fail();
+            };
+            match b {
+                b'"' => {
+                    self.at += 1;
+                    return Ok(JsString::from_wtf8(buf, has_surrogate));
+                }
+                0x00..=0x1F => return self.fail(),
+                b'\\' => {
+                    self.at += 1;
+                    let Some(&e) = self.bytes.get(self.at) else {
+                        return self.fail();
+                    };
+                    self.at += 1;
+                    let simple = match e {
+                        b'"' => b'"',
+                        b'\\' => b'\\',
+                        b'/' => b'/',
+                        b'b' => 0x08,
+                        b'f' => 0x0C,
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'u' => 0,
+                        _ => return Err(ParseError::Syntax(self.at - 1)),
+                    };
+                    if e != b'u' {
+                        buf.push(simple);
+                        continue;
+                    }
+                    let unit = self.hex4()?;
+                    let code = if (0xD800..0xDC00).contains(&unit)
+                        && self.bytes.get(self.at..self.at + 2) == Some(b"\\u")
+                    {
+                        let save = self.at;
+                        self.at += 2;
+                        let low = self.hex4()?;
+                        if (0xDC00..0xE000).contains(&low) {
+                            0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                        } else {
+                            self.at = save;
+                            unit
+                        }
+                    } else {
+                        unit
+                    };
+                    match char::from_u32(code) {
+                        Some(c) => {
+                            let mut tmp = [0u8; 4];
+                            buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                        }
+                        None => {
+                            // A lone surrogate: generalized UTF-8 (WTF-8).
+                            has_surrogate = true;
+                            buf.extend_from_slice(&[
+                                0xE0 | (code >> 12) as u8,
+                                0x80 | ((code >> 6) & 0x3F) as u8,
+                                0x80 | (code & 0x3F) as u8,
+                            ]);
+                        }
+                    }
+                }
+                _ => {
+                    buf.push(b);
+                    self.at += 1;
+                }
+            }
+        }
+    }
+}
+
+fn write_value(value: &Json, out: &mut String) {
+    match value {
+        Json::Null => out.push_str("null"),
+        Json::Bool(true) => out.push_str("true"),
+        Json::Bool(false) => out.push_str("false"),
+        Json::Number(n) => write_number(*n, out),
+        Json::String(s) => write_string(s, out),
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(item, out);
+            }
+            out.push(']');
+        }
+        Json::Object(object) => {
+            out.push('{');
+            for (i, (k, v)) in object.0.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(k, out);
+                out.push(':');
+                write_value(v, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// `JSON.stringify` of a number: ECMAScript `Number::toString`, `null` when not finite.
+pub fn write_number(n: f64, out: &mut String) {
+    if !n.is_finite() {
+        out.push_str("null");
+    } else if n == 0.0 {
+        out.push('0');
+    } else if is_safe_integer(n) {
+        out.push_str(itoa_i64(n as i64).as_str());
+    } else {
+        let mut buf = ryu_js::Buffer::new();
+        out.push_str(buf.format_finite(n));
+    }
+}
+
+fn itoa_i64(n: i64) -> String {
+    n.to_string()
+}
+
+/// `JSON.stringify` of a string.
+pub fn write_string(s: &JsString, out: &mut String) {
+    out.push('"');
+    match s {
+        JsString::Utf8(text) => write_escaped(text, out),
+        JsString::Wtf8(bytes) => {
+            let mut rest: &[u8] = bytes;
+            while !rest.is_empty() {
+                match std::str::from_utf8(rest) {
+                    Ok(text) => {
+                        write_escaped(text, out);
+                        break;
+                    }
+                    Err(e) => {
+                        let (valid, after) = rest.split_at(e.valid_up_to());
+                        write_escaped(std::str::from_utf8(valid).unwrap_or_default(), out);
+                        if after.len() >= 3 {
+                            let unit = (u32::from(after[0] & 0x0F) << 12)
+                                | (u32::from(after[1] & 0x3F) << 6)
+                                | u32::from(after[2] & 0x3F);
+                            out.push_str(&format!("\\u{unit:04x}"));
+                        }
+                        rest = &after[after.len().min(3)..];
+                    }
+                }
+            }
+        }
+    }
+    out.push('"');
+}
+
+fn write_escaped(text: &str, out: &mut String) {
+    let mut last = 0;
+    for (i, b) in text.bytes().enumerate() {
+        let escape: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x08 => Some("\\b"),
+            0x0C => Some("\\f"),
+            0x00..=0x1F => None,
+            _ => continue,
+        };
+        out.push_str(&text[last..i]);
+        match escape {
+            Some(e) => out.push_str(e),
+            None => out.push_str(&format!("\\u{b:04x}")),
+        }
+        last = i + 1;
+    }
+    out.push_str(&text[last..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Json {
+        Json::parse(text, ParseLimits::default()).expect("valid JSON")
+    }
+
+    #[test]
+    fn lone_surrogates_survive_a_round_trip() {
+        let text = r#"{"t":"a\ud83d","u":"\ude00b","pair":"\ud83d\ude00"}"#;
+        let value = parse(text);
+        assert_eq!(
+            value.to_js_string(),
+            r#"{"t":"a\ud83d","u":"\ude00b","pair":"😀"}"#
+        );
+        let t = value.get("t").and_then(Json::as_js_string).expect("string");
+        assert_eq!(t.to_lossy(), "a\u{FFFD}");
+        assert_eq!(t.code_points(), 2);
+        assert!(t.as_str().is_none());
+    }
+
+    #[test]
+    fn numbers_print_like_javascript() {
+        for (input, expected) in [
+            ("1700000000000", "1700000000000"),
+            ("3.0", "3"),
+            ("3e0", "3"),
+            ("-0", "0"),
+            ("0.1", "0.1"),
+            ("1e21", "1e+21"),
+            ("1.5e-7", "1.5e-7"),
+            ("123456789012345680000", "123456789012345680000"),
+            ("1e400", "null"),
+        ] {
+            assert_eq!(parse(input).to_js_string(), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn strings_escape_like_javascript() {
+        let value = Json::str("q\"\\\n\u{1}\u{7f}\u{2028}é");
+        assert_eq!(
+            value.to_js_string(),
+            "\"q\\\"\\\\\\n\\u0001\u{7f}\u{2028}é\""
+        );
+    }
+
+    #[test]
+    fn objects_keep_javascript_property_order() {
+        assert_eq!(
+            parse(r#"{"b":1,"a":2,"b":3}"#).to_js_string(),
+            r#"{"b":3,"a":2}"#
+        );
+        assert_eq!(
+            parse(r#"{"b":1,"10":2,"2":3,"01":4}"#).to_js_string(),
+            r#"{"2":3,"10":2,"b":1,"01":4}"#
+        );
+    }
+
+    #[test]
+    fn rejects_what_json_parse_rejects() {
+        for bad in [
+            "",
+            " ",
+            "{",
+            "[1,]",
+            "{\"a\":1,}",
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "'a'",
+            "\"\t\"",
+            "\u{feff}{}",
+            "nul",
+            "\"\\x\"",
+            "[] x",
+        ] {
+            assert!(Json::parse(bad, ParseLimits::default()).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn depth_limit_is_enforced() {
+        let deep = "[".repeat(20) + &"]".repeat(20);
+        assert_eq!(
+            Json::parse(&deep, ParseLimits { max_depth: 10 }),
+            Err(ParseError::TooDeep)
+        );
+        assert!(Json::parse(&deep, ParseLimits { max_depth: 20 }).is_ok());
+    }
+
+    #[test]
+    fn equality_ignores_key_order_and_number_spelling() {
+        assert_eq!(parse(r#"{"a":1,"b":[2.0]}"#), parse(r#"{"b":[2e0],"a":1}"#));
+        assert_ne!(parse(r#"{"a":1}"#), parse(r#"{"a":1,"b":null}"#));
+    }
+}

@@ -1,0 +1,32 @@
+//! Load, fold and search DeepSeek Harness (DSH) session logs locally, natively or in
+//! WebAssembly.
+//!
+//! Data flows one way: bytes ([`archive`]) → log ([`log`]) → fold ([`fold`]) → corpus
+//! ([`corpus`]). Every event gets the same `current` / `shadowed` / `log-only` label DSH gives
+//! it, from the same fold that yields the model-facing surface.
+//!
+//! ```
+//! use dsh_session_search::archive::{Input, LoadOptions};
+//! use dsh_session_search::corpus::Corpus;
+//!
+//! let log = concat!(
+//!     r#"{"type":"session","version":0,"id":"s1","createdAt":1,"delegationDepth":0}"#, "\n",
+//!     r#"{"type":"user/message","seq":0,"time":2,"data":{"id":"m1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}},"surfaceOp":"append"}"#, "\n",
+//! );
+//! let mut corpus = Corpus::new();
+//! let report = corpus
+//!     .load(vec![Input::File { name: "s1.jsonl".into(), bytes: log.as_bytes().to_vec() }], &LoadOptions::default())
+//!     .expect("non-strict loads never fail as a whole");
+//! assert!(report.failures.is_empty());
+//! let events = corpus.list_events("s1").expect("loaded");
+//! assert_eq!(events[0].surface.as_str(), "current");
+//! ```
+
+pub mod archive;
+pub mod corpus;
+pub mod error;
+pub mod fold;
+pub mod json;
+pub mod log;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;

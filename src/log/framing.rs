@@ -1,0 +1,460 @@
+//! Physical framing: raw JSONL and concatenated Zstandard frames to one header line plus the
+//! committed event prefix, with torn tails ignored and damaged committed lines detected.
+
+use super::rows::decode_storage_record;
+use super::{LogFault, ReadLimits};
+use crate::error::ErrorCode;
+use crate::json::{Json, ParseError, ParseLimits};
+use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+
+/// What framing produced: the header line (without its LF) and the committed events, raw.
+pub(crate) struct Framed {
+    pub header_line: Vec<u8>,
+    pub events: Vec<Json>,
+    /// Bytes after the committed prefix that were ignored as a torn tail.
+    pub torn_bytes: u64,
+}
+
+const ZSTD_MAGIC: u32 = 0xFD2F_B528;
+
+/// Splits a raw `.jsonl` file.
+pub(crate) fn frame_raw(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, LogFault> {
+    let Some(header_end) = memchr(b'\n', bytes) else {
+        return Err(LogFault::corrupt("empty or header-less session log"));
+    };
+    let mut scanner = LineScanner::new(limits);
+    scanner.write(&bytes[header_end + 1..])?;
+    let torn = scanner.pending.len() as u64;
+    Ok(Framed {
+        header_line: bytes[..header_end].to_vec(),
+        events: scanner.finish()?,
+        torn_bytes: torn,
+    })
+}
+
+/// Splits a `.jsonl.zstd` file of concatenated frames.
+pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, LogFault> {
+    let scan = scan_frames(bytes)?;
+    let Some(first) = scan.frames.first() else {
+        return Err(LogFault::corrupt(
+            "empty or header-less Zstandard session log",
+        ));
+    };
+    let mut budget = limits.max_decompressed_bytes;
+    let header = decode_frame(&bytes[first.0..first.1], &mut budget)?;
+    if header.last() != Some(&b'\n') || memchr(b'\n', &header) != Some(header.len() - 1) {
+        return Err(LogFault::corrupt(
+            "the first Zstandard frame is not exactly one header line",
+        ));
+    }
+    let mut scanner = LineScanner::new(limits);
+    for &(start, end) in &scan.frames[1..] {
+        scanner.write(&decode_frame(&bytes[start..end], &mut budget)?)?;
+    }
+    if !scanner.pending.is_empty() || scanner.issue.is_some() {
+        return Err(LogFault::corrupt(
+            "a complete Zstandard frame holds a damaged or unterminated JSONL record",
+        ));
+    }
+    let mut torn_bytes = 0;
+    if let Some(torn_start) = scan.torn_start {
+        torn_bytes = (bytes.len() - torn_start) as u64;
+        // Whatever the torn frame yields is appended; if it cannot be decoded it adds nothing.
+        if let Some(plain) = decode_torn_frame(&bytes[torn_start..], &mut budget)? {
+            scanner.write(&plain)?;
+        }
+    }
+    let mut header_line = header;
+    header_line.pop();
+    Ok(Framed {
+        header_line,
+        events: scanner.finish()?,
+        torn_bytes,
+    })
+}
+
+struct FrameScan {
+    frames: Vec<(usize, usize)>,
+    torn_start: Option<usize>,
+}
+
+/// Locates complete frames structurally, without decompressing.
+fn scan_frames(bytes: &[u8]) -> Result<FrameScan, LogFault> {
+    let mut frames = Vec::new();
+    let mut at = 0usize;
+    let torn = |frames, start| {
+        Ok(FrameScan {
+            frames,
+            torn_start: Some(start),
+        })
+    };
+    while at < bytes.len() {
+        let start = at;
+        if bytes.len() - at < 4 {
+            return torn(frames, start);
+        }
+        let magic = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        if magic != ZSTD_MAGIC {
+            return Err(LogFault::frame(format!(
+                "invalid Zstandard frame magic at byte {at}"
+            )));
+        }
+        at += 4;
+        let Some(&descriptor) = bytes.get(at) else {
+            return torn(frames, start);
+        };
+        at += 1;
+        if descriptor & 0x18 != 0 {
+            return Err(LogFault::frame(format!(
+                "reserved frame-header bit at byte {}",
+                at - 1
+            )));
+        }
+        let content_size_flag = descriptor >> 6;
+        let single_segment = descriptor & 0x20 != 0;
+        let checksum = descriptor & 0x04 != 0;
+        let dictionary_bytes = match descriptor & 3 {
+            3 => 4,
+            n => usize::from(n),
+        };
+        let content_size_bytes = match content_size_flag {
+            0 => usize::from(single_segment),
+            n => 1 << n,
+        };
+        let rest = usize::from(!single_segment) + dictionary_bytes + content_size_bytes;
+        if bytes.len() - at < rest {
+            return torn(frames, start);
+        }
+        at += rest;
+        loop {
+            if bytes.len() - at < 3 {
+                return torn(frames, start);
+            }
+            let header = u32::from(bytes[at])
+                | u32::from(bytes[at + 1]) << 8
+                | u32::from(bytes[at + 2]) << 16;
+            at += 3;
+            let block_type = (header >> 1) & 3;
+            if block_type == 3 {
+                return Err(LogFault::frame(format!(
+                    "reserved block type at byte {}",
+                    at - 3
+                )));
+            }
+            let payload = if block_type == 1 {
+                1
+            } else {
+                (header >> 3) as usize
+            };
+            if bytes.len() - at < payload {
+                return torn(frames, start);
+            }
+            at += payload;
+            if header & 1 != 0 {
+                break;
+            }
+        }
+        if checksum {
+            if bytes.len() - at < 4 {
+                return torn(frames, start);
+            }
+            at += 4;
+        }
+        frames.push((start, at));
+    }
+    Ok(FrameScan {
+        frames,
+        torn_start: None,
+    })
+}
+
+/// Decodes one structurally complete frame and verifies its checksum.
+fn decode_frame(frame: &[u8], budget: &mut u64) -> Result<Vec<u8>, LogFault> {
+    let fail = |e: &dyn std::fmt::Display| {
+        LogFault::frame(format!("Zstandard frame failed validation: {e}"))
+    };
+    let mut decoder = FrameDecoder::new();
+    let mut source = frame;
+    decoder.init(&mut source).map_err(|e| fail(&e))?;
+    let mut out = Vec::new();
+    loop {
+        let done = decoder
+            .decode_blocks(&mut source, BlockDecodingStrategy::UptoBytes(1 << 20))
+            .map_err(|e| fail(&e))?;
+        decoder.collect_to_writer(&mut out).map_err(|e| fail(&e))?;
+        take_budget(budget, out.len() as u64)?;
+        if done {
+            break;
+        }
+    }
+    decoder.collect_to_writer(&mut out).map_err(|e| fail(&e))?;
+    take_budget(budget, out.len() as u64)?;
+    *budget -= out.len() as u64;
+    if let (Some(stored), Some(computed)) = (
+        decoder.get_checksum_from_data(),
+        decoder.get_calculated_checksum(),
+    ) && stored != computed
+    {
+        return Err(LogFault::frame("Zstandard frame checksum mismatch"));
+    }
+    Ok(out)
+}
+
+fn take_budget(budget: &mut u64, used: u64) -> Result<(), LogFault> {
+    if used > *budget {
+        return Err(LogFault::new(
+            ErrorCode::LoadLimitExceeded,
+            "decompressed size exceeds the configured limit",
+        ));
+    }
+    Ok(())
+}
+
+/// Decodes what a torn final frame holds: every complete block, plus the available bytes of a
+/// raw block cut short (a streaming decoder emits those too). `None` if it cannot be decoded.
+fn decode_torn_frame(torn: &[u8], budget: &mut u64) -> Result<Option<Vec<u8>>, LogFault> {
+    // Rebuild the available part as a finished frame: the header, the complete blocks, and a
+    // closing raw block, so the decoder hands back everything it produced.
+    if torn.len() < 5 {
+        return Ok(None);
+    }
+    let descriptor = torn[4];
+    let single_segment = descriptor & 0x20 != 0;
+    let dictionary_bytes = match descriptor & 3 {
+        3 => 4,
+        n => usize::from(n),
+    };
+    let content_size_bytes = match descriptor >> 6 {
+        0 => usize::from(single_segment),
+        n => 1 << n,
+    };
+    let header_len = 5 + usize::from(!single_segment) + dictionary_bytes + content_size_bytes;
+    if torn.len() < header_len {
+        return Ok(None);
+    }
+    let mut rebuilt = torn[..header_len].to_vec();
+    // No checksum for the rebuilt frame: a torn frame's checksum is never available.
+    rebuilt[4] &= !0x04;
+    let mut at = header_len;
+    let mut tail_raw: &[u8] = &[];
+    while torn.len() - at >= 3 {
+        let header =
+            u32::from(torn[at]) | u32::from(torn[at + 1]) << 8 | u32::from(torn[at + 2]) << 16;
+        let block_type = (header >> 1) & 3;
+        let payload = if block_type == 1 {
+            1
+        } else {
+            (header >> 3) as usize
+        };
+        if torn.len() - at - 3 < payload {
+            if block_type == 0 {
+                tail_raw = &torn[at + 3..];
+            }
+            break;
+        }
+        let cleared = header & !1;
+        rebuilt.extend_from_slice(&[cleared as u8, (cleared >> 8) as u8, (cleared >> 16) as u8]);
+        rebuilt.extend_from_slice(&torn[at + 3..at + 3 + payload]);
+        at += 3 + payload;
+    }
+    let last = 1 | ((tail_raw.len() as u32) << 3);
+    rebuilt.extend_from_slice(&[last as u8, (last >> 8) as u8, (last >> 16) as u8]);
+    rebuilt.extend_from_slice(tail_raw);
+    let mut decoder = FrameDecoder::new();
+    let mut source: &[u8] = &rebuilt;
+    if decoder.init(&mut source).is_err() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    loop {
+        match decoder.decode_blocks(&mut source, BlockDecodingStrategy::UptoBytes(1 << 20)) {
+            Ok(done) => {
+                if decoder.collect_to_writer(&mut out).is_err() {
+                    return Ok(None);
+                }
+                take_budget(budget, out.len() as u64)?;
+                if done {
+                    break;
+                }
+            }
+            Err(_) => return Ok(None),
+        }
+    }
+    if decoder.collect_to_writer(&mut out).is_err() {
+        return Ok(None);
+    }
+    take_budget(budget, out.len() as u64)?;
+    *budget -= out.len() as u64;
+    Ok(Some(out))
+}
+
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|b| *b == needle)
+}
+
+/// Accepts complete lines into the contiguous committed prefix, as DSH's scanner does.
+struct LineScanner<'a> {
+    limits: &'a ReadLimits,
+    events: Vec<Json>,
+    pending: Vec<u8>,
+    line_number: usize,
+    /// The first damage seen; once set, only a later `turn/end` matters (it makes the log corrupt).
+    issue: Option<String>,
+}
+
+impl<'a> LineScanner<'a> {
+    fn new(limits: &'a ReadLimits) -> Self {
+        LineScanner {
+            limits,
+            events: Vec::new(),
+            pending: Vec::new(),
+            line_number: 0,
+            issue: None,
+        }
+    }
+
+    fn write(&mut self, mut chunk: &[u8]) -> Result<(), LogFault> {
+        while let Some(newline) = memchr(b'\n', chunk) {
+            if self.pending.is_empty() {
+                self.line(&chunk[..newline])?;
+            } else {
+                let mut line = std::mem::take(&mut self.pending);
+                line.extend_from_slice(&chunk[..newline]);
+                self.line(&line)?;
+            }
+            chunk = &chunk[newline + 1..];
+        }
+        if self.pending.len() + chunk.len() > self.limits.max_line_bytes {
+            return Err(LogFault::new(
+                ErrorCode::LoadLimitExceeded,
+                "a log line exceeds the configured length limit",
+            ));
+        }
+        self.pending.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    fn line(&mut self, line: &[u8]) -> Result<(), LogFault> {
+        self.line_number += 1;
+        if line.len() > self.limits.max_line_bytes {
+            return Err(LogFault::new(
+                ErrorCode::LoadLimitExceeded,
+                "a log line exceeds the configured length limit",
+            ));
+        }
+        let text = String::from_utf8_lossy(line);
+        let decoded = match Json::parse(
+            &text,
+            ParseLimits {
+                max_depth: self.limits.max_json_depth,
+            },
+        ) {
+            Err(ParseError::TooDeep) => {
+                return Err(LogFault::new(
+                    ErrorCode::LoadLimitExceeded,
+                    "a log line nests JSON deeper than the configured limit",
+                ));
+            }
+            Err(ParseError::Syntax(_)) => None,
+            Ok(value) => decode_storage_record(value).ok(),
+        };
+        let Some(decoded) = decoded else {
+            self.issue.get_or_insert_with(|| {
+                format!("unparsable committed event at line {}", self.line_number)
+            });
+            return Ok(());
+        };
+        // A `null` line breaks DSH's reader outright.
+        if decoded.iter().any(|e| matches!(e, Json::Null)) {
+            return Err(LogFault::corrupt(format!(
+                "a null record at line {}",
+                self.line_number
+            )));
+        }
+        let has_turn_end = decoded
+            .iter()
+            .any(|e| e.get("type").and_then(Json::as_str) == Some("turn/end"));
+        if let Some(issue) = &self.issue {
+            if has_turn_end {
+                return Err(LogFault::corrupt(format!(
+                    "{issue}, and a later committed turn/end follows it"
+                )));
+            }
+            return Ok(());
+        }
+        let row_start = self.events.len();
+        for event in decoded {
+            let seq = event.get("seq").and_then(Json::as_f64);
+            if seq != Some(self.events.len() as f64) {
+                let expected = self.events.len();
+                self.events.truncate(row_start);
+                let issue = format!("seq gap at line {} (expected {expected})", self.line_number);
+                if has_turn_end {
+                    return Err(LogFault::corrupt(format!(
+                        "{issue} in a line that ends a turn"
+                    )));
+                }
+                self.issue = Some(issue);
+                return Ok(());
+            }
+            self.events.push(event);
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Vec<Json>, LogFault> {
+        Ok(self.events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> ReadLimits {
+        ReadLimits::default()
+    }
+
+    #[test]
+    fn raw_torn_tail_is_ignored() {
+        let log = b"{\"type\":\"session\"}\n{\"seq\":0}\n{\"seq\":1}\n{\"se";
+        let framed = frame_raw(log, &limits()).expect("frames");
+        assert_eq!(framed.events.len(), 2);
+        assert_eq!(framed.torn_bytes, 4);
+    }
+
+    #[test]
+    fn damage_before_a_turn_end_is_corrupt() {
+        let log =
+            b"{\"type\":\"session\"}\n{\"seq\":0}\nnot json\n{\"seq\":2,\"type\":\"turn/end\"}\n";
+        assert!(frame_raw(log, &limits()).is_err());
+        let tolerated =
+            b"{\"type\":\"session\"}\n{\"seq\":0}\nnot json\n{\"seq\":2,\"type\":\"turn/start\"}\n";
+        assert_eq!(
+            frame_raw(tolerated, &limits())
+                .expect("frames")
+                .events
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn seq_gap_drops_the_rest() {
+        let log = b"{\"type\":\"session\"}\n{\"seq\":0}\n{\"seq\":5}\n{\"seq\":1}\n";
+        assert_eq!(frame_raw(log, &limits()).expect("frames").events.len(), 1);
+    }
+
+    #[test]
+    fn skippable_frames_are_corrupt() {
+        let bytes = [0x50, 0x2A, 0x4D, 0x18, 0, 0, 0, 0];
+        let fault = frame_zstd(&bytes, &limits()).err().expect("refused");
+        assert_eq!(fault.code, ErrorCode::LoadCorruptFrame);
+    }
+
+    #[test]
+    fn a_few_trailing_bytes_are_a_torn_frame() {
+        let scan = scan_frames(&[0x28, 0xB5]).expect("scans");
+        assert_eq!(scan.torn_start, Some(0));
+    }
+}

@@ -1,0 +1,198 @@
+//! One session log from bytes to validated events, exactly as DSH's non-mutating inspection
+//! reads it: framing and torn tails, packed rows, header and version rule, legacy upgrades,
+//! the event vocabulary, synthetic closers for an interrupted turn, and whole-log validation.
+
+mod framing;
+mod header;
+mod repair;
+mod rows;
+mod upgrade;
+mod validate;
+
+pub use header::SessionHeader;
+pub use validate::KNOWN_EVENT_TYPES;
+
+use crate::error::{Error, ErrorCode};
+use crate::fold::{Surface, fold_surface};
+use crate::json::{Json, JsonObject};
+
+/// How a log file is encoded on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Encoding {
+    /// Plain `.jsonl`.
+    Raw,
+    /// `.jsonl.zstd`: concatenated Zstandard frames.
+    Zstd,
+}
+
+/// Bounds on reading untrusted logs.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadLimits {
+    /// Maximum decompressed bytes of one `.jsonl.zstd` log (default 1 GiB).
+    pub max_decompressed_bytes: u64,
+    /// Maximum length of one JSONL line in bytes (default 256 MiB).
+    pub max_line_bytes: usize,
+    /// Maximum JSON nesting depth of one record (default 512).
+    pub max_json_depth: usize,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits {
+            max_decompressed_bytes: 1 << 30,
+            max_line_bytes: 256 << 20,
+            max_json_depth: 512,
+        }
+    }
+}
+
+/// A validated event of the logical log.
+#[derive(Clone, Debug)]
+pub struct Event {
+    object: JsonObject,
+    seq: u64,
+    time: i64,
+    kind: Box<str>,
+}
+
+impl Event {
+    /// The event's `type`, e.g. `"user/message"`.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// Position in the log (`events[i].seq == i`).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Append time, Unix epoch milliseconds.
+    pub fn time(&self) -> i64 {
+        self.time
+    }
+
+    /// The type-specific payload.
+    pub fn data(&self) -> &Json {
+        self.object.get("data").unwrap_or(&Json::Null)
+    }
+
+    /// The raw `surfaceOp` marker, if any.
+    pub fn surface_op(&self) -> Option<&Json> {
+        self.object.get("surfaceOp")
+    }
+
+    /// The raw `sourceEventSeqs`, if any.
+    pub fn source_event_seqs(&self) -> Option<&Json> {
+        self.object.get("sourceEventSeqs")
+    }
+
+    /// Whether the event is marked `"ignorable": true`.
+    pub fn ignorable(&self) -> bool {
+        matches!(self.object.get("ignorable"), Some(Json::Bool(true)))
+    }
+
+    /// The whole event as DSH holds it (key order included).
+    pub fn as_json(&self) -> &JsonObject {
+        &self.object
+    }
+}
+
+/// A session log read and validated from storage.
+#[derive(Clone, Debug)]
+pub struct SessionLog {
+    /// The immutable header.
+    pub header: SessionHeader,
+    /// Every event, stored ones first, then any synthetic closers.
+    pub events: Vec<Event>,
+    /// How many trailing events are synthetic closers added in memory (01 §9.4).
+    pub synthetic_closers: usize,
+    /// Bytes at the end of the file ignored as a torn tail.
+    pub torn_bytes: u64,
+    /// The surface fold over `events`.
+    pub surface: Surface,
+}
+
+/// A failure while reading one log; becomes an [`Error`].
+#[derive(Debug)]
+pub(crate) struct LogFault {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl LogFault {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        LogFault {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn corrupt(message: impl Into<String>) -> Self {
+        LogFault::new(ErrorCode::LoadCorrupt, message)
+    }
+
+    pub(crate) fn frame(message: impl Into<String>) -> Self {
+        LogFault::new(ErrorCode::LoadCorruptFrame, message)
+    }
+}
+
+impl From<LogFault> for Error {
+    fn from(fault: LogFault) -> Self {
+        Error::new(fault.code, fault.message)
+    }
+}
+
+/// Reads one log file's bytes through DSH's whole inspection pipeline.
+pub fn read_log(
+    bytes: &[u8],
+    encoding: Encoding,
+    limits: &ReadLimits,
+) -> Result<SessionLog, Error> {
+    let framed = match encoding {
+        Encoding::Raw => framing::frame_raw(bytes, limits)?,
+        Encoding::Zstd => framing::frame_zstd(bytes, limits)?,
+    };
+    let parsed_header = header::parse_header_line(&framed.header_line, limits)?;
+    let id = parsed_header.header.id.clone();
+    let in_context = |fault: LogFault| -> Error {
+        Error::new(
+            fault.code,
+            format!("stored session {id:?} failed validation: {}", fault.message),
+        )
+    };
+    let mut raw_events = framed.events;
+    upgrade::reject_retired_vocabulary(&raw_events).map_err(in_context)?;
+    upgrade::upgrade_legacy_shapes(&mut raw_events, &id).map_err(in_context)?;
+    for event in &raw_events {
+        validate::message_shape(event).map_err(in_context)?;
+    }
+    validate::known_types(&raw_events).map_err(in_context)?;
+    let closers = repair::interrupted_turn_closers(&raw_events);
+    let synthetic_closers = closers.len();
+    raw_events.extend(closers);
+    let events = validate::envelopes(raw_events).map_err(in_context)?;
+    parsed_header.validate().map_err(in_context)?;
+    let header = parsed_header.header;
+    let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
+    Ok(SessionLog {
+        header,
+        events,
+        synthetic_closers,
+        torn_bytes: framed.torn_bytes,
+        surface,
+    })
+}
+
+/// Reads only the header record (for listing without loading), as DSH's listing does.
+pub fn read_header(
+    bytes: &[u8],
+    encoding: Encoding,
+    limits: &ReadLimits,
+) -> Result<SessionHeader, Error> {
+    let framed = match encoding {
+        Encoding::Raw => framing::frame_raw(bytes, limits)?,
+        Encoding::Zstd => framing::frame_zstd(bytes, limits)?,
+    };
+    Ok(header::parse_header_line(&framed.header_line, limits)?.header)
+}

@@ -1,0 +1,193 @@
+//! Synthetic closers for a log that ends inside a turn (01 §9.4): error results for pending
+//! tool calls, then `step/end` and `turn/end {interrupted}`, added in memory only.
+
+use crate::json::{Json, JsonObject};
+
+/// Result text for a call whose `tool/call` was recorded (indexed: must match DSH byte for byte).
+pub const TOOL_OUTCOME_UNKNOWN_TEXT: &str = "The tool call was interrupted after it was recorded, but no result was durably recorded. Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the operation is read-only or idempotent; if it may have side effects, first verify external state or ask the user. Do not retry blindly.";
+
+/// Result text for a call that was requested but never recorded as started.
+pub const TOOL_NOT_STARTED_TEXT: &str = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed.";
+
+struct PendingCall {
+    call_id: Json,
+    step: Json,
+    call_seq: Option<Json>,
+}
+
+fn object(pairs: Vec<(&str, Json)>) -> Json {
+    Json::Object(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.into(), v))
+            .collect::<JsonObject>(),
+    )
+}
+
+/// The closing events to append, empty when the log ends outside a turn.
+pub(super) fn interrupted_turn_closers(events: &[Json]) -> Vec<Json> {
+    let mut open_turn: Option<Json> = None;
+    let mut open_step: Option<Json> = None;
+    // Insertion-ordered like a JavaScript Map: re-registering a call keeps its place.
+    let mut pending: Vec<PendingCall> = Vec::new();
+    let field = |event: &Json, key: &str| event.get("data").and_then(|d| d.get(key)).cloned();
+    for event in events {
+        match event.get("type").and_then(Json::as_str) {
+            Some("turn/start") => {
+                open_turn = Some(field(event, "turn").unwrap_or(Json::Null));
+                open_step = None;
+                pending.clear();
+            }
+            Some("turn/end") => {
+                open_turn = None;
+                open_step = None;
+                pending.clear();
+            }
+            Some("step/start") => open_step = Some(field(event, "step").unwrap_or(Json::Null)),
+            Some("step/end") => {
+                pending.clear();
+                open_step = None;
+            }
+            Some("assistant/message") => {
+                let step = field(event, "step").unwrap_or(Json::Null);
+                let content = event
+                    .get("data")
+                    .and_then(|d| d.get("message"))
+                    .and_then(|m| m.get("content"))
+                    .and_then(Json::as_array);
+                for block in content.unwrap_or_default() {
+                    if block.get("type").and_then(Json::as_str) != Some("tool-call") {
+                        continue;
+                    }
+                    let call_id = block.get("id").cloned().unwrap_or(Json::Null);
+                    let entry = PendingCall {
+                        call_id: call_id.clone(),
+                        step: step.clone(),
+                        call_seq: None,
+                    };
+                    match pending.iter_mut().find(|p| p.call_id == call_id) {
+                        Some(slot) => *slot = entry,
+                        None => pending.push(entry),
+                    }
+                }
+            }
+            Some("tool/call") => {
+                let call_id = field(event, "callId").unwrap_or(Json::Null);
+                if let Some(entry) = pending.iter_mut().find(|p| p.call_id == call_id) {
+                    entry.call_seq = event.get("seq").cloned();
+                }
+            }
+            Some("tool/result") => {
+                let call_id = event
+                    .get("data")
+                    .and_then(|d| d.get("message"))
+                    .and_then(|m| m.get("source"))
+                    .and_then(|s| s.get("callId"))
+                    .cloned()
+                    .unwrap_or(Json::Null);
+                pending.retain(|p| p.call_id != call_id);
+            }
+            _ => {}
+        }
+    }
+    let (Some(turn), Some(last)) = (open_turn, events.last()) else {
+        return Vec::new();
+    };
+    let mut seq = last.get("seq").and_then(Json::as_f64).unwrap_or_default() + 1.0;
+    let time = last.get("time").cloned().unwrap_or(Json::Null);
+    let mut closers = Vec::new();
+    for call in pending {
+        let started = call.call_seq.is_some();
+        let call_id_text = match &call.call_id {
+            Json::String(s) => s.to_lossy().into_owned(),
+            other => other.to_js_string(),
+        };
+        let text = if started {
+            TOOL_OUTCOME_UNKNOWN_TEXT
+        } else {
+            TOOL_NOT_STARTED_TEXT
+        };
+        let message = object(vec![
+            (
+                "id",
+                Json::str(&format!("interrupted-tool-result-{call_id_text}-{seq}")),
+            ),
+            ("role", Json::str("user")),
+            (
+                "source",
+                object(vec![
+                    ("kind", Json::str("tool")),
+                    ("callId", call.call_id.clone()),
+                ]),
+            ),
+            (
+                "content",
+                Json::Array(vec![object(vec![
+                    ("type", Json::str("tool-result")),
+                    ("toolCallId", call.call_id.clone()),
+                    ("isError", Json::Bool(true)),
+                    (
+                        "content",
+                        Json::Array(vec![object(vec![
+                            ("type", Json::str("text")),
+                            ("text", Json::str(text)),
+                        ])]),
+                    ),
+                ])]),
+            ),
+        ]);
+        let error = if started {
+            object(vec![
+                ("name", Json::str("ToolOutcomeUnknownError")),
+                ("code", Json::str("TOOL_OUTCOME_UNKNOWN")),
+            ])
+        } else {
+            object(vec![
+                ("name", Json::str("ToolNotStartedError")),
+                ("code", Json::str("TOOL_NOT_STARTED")),
+            ])
+        };
+        let mut fields = vec![
+            ("type", Json::str("tool/result")),
+            ("seq", Json::Number(seq)),
+            ("time", time.clone()),
+            (
+                "data",
+                object(vec![
+                    ("turn", turn.clone()),
+                    ("step", call.step.clone()),
+                    ("message", message),
+                    ("error", error),
+                ]),
+            ),
+            ("surfaceOp", Json::str("append")),
+        ];
+        if let Some(call_seq) = call.call_seq {
+            fields.push(("sourceEventSeqs", Json::Array(vec![call_seq])));
+        }
+        closers.push(object(fields));
+        seq += 1.0;
+    }
+    if let Some(step) = open_step {
+        closers.push(object(vec![
+            ("type", Json::str("step/end")),
+            ("seq", Json::Number(seq)),
+            ("time", time.clone()),
+            ("data", object(vec![("turn", turn.clone()), ("step", step)])),
+        ]));
+        seq += 1.0;
+    }
+    closers.push(object(vec![
+        ("type", Json::str("turn/end")),
+        ("seq", Json::Number(seq)),
+        ("time", time),
+        (
+            "data",
+            object(vec![
+                ("turn", turn),
+                ("reason", object(vec![("kind", Json::str("interrupted"))])),
+            ]),
+        ),
+    ]));
+    closers
+}

@@ -1,0 +1,188 @@
+//! Packed chunk rows (`text-chunks`, `reasoning-chunks`, `tool-call-chunks`): validation and
+//! lossless expansion into the `assistant/chunk` events they stand for.
+
+use crate::json::{Json, JsonObject, is_safe_integer};
+
+/// Why a row-tagged line is not a valid row (it then counts as a damaged line).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct MalformedRow;
+
+/// Decodes one parsed line: a row expands to its members, anything else is one event as is.
+pub(crate) fn decode_storage_record(value: Json) -> Result<Vec<Json>, MalformedRow> {
+    let tag = match value.get("type").and_then(Json::as_str) {
+        Some(tag @ ("text-chunks" | "reasoning-chunks" | "tool-call-chunks")) => tag.to_owned(),
+        _ => return Ok(vec![value]),
+    };
+    let Json::Object(row) = value else {
+        return Ok(vec![value]);
+    };
+    expand(&tag, &row)
+}
+
+fn expand(tag: &str, row: &JsonObject) -> Result<Vec<Json>, MalformedRow> {
+    if !row.has_exact_keys(&["type", "seq0", "time0", "data"]) {
+        return Err(MalformedRow);
+    }
+    let seq0 = row
+        .get("seq0")
+        .and_then(Json::as_f64)
+        .filter(|n| is_safe_integer(*n) && *n >= 0.0)
+        .ok_or(MalformedRow)?;
+    let time0 = row
+        .get("time0")
+        .and_then(Json::as_f64)
+        .filter(|n| is_safe_integer(*n))
+        .ok_or(MalformedRow)?;
+    let data = row
+        .get("data")
+        .and_then(Json::as_object)
+        .ok_or(MalformedRow)?;
+    let tool = tag == "tool-call-chunks";
+    let payload_key = if tool {
+        let with_name = data.has_exact_keys(&["turn", "step", "index", "id", "name", "dt", "args"]);
+        if !with_name && !data.has_exact_keys(&["turn", "step", "index", "id", "dt", "args"]) {
+            return Err(MalformedRow);
+        }
+        if !data.get("id").is_some_and(Json::is_string)
+            || (with_name && !data.get("name").is_some_and(Json::is_string))
+        {
+            return Err(MalformedRow);
+        }
+        "args"
+    } else {
+        if !data.has_exact_keys(&["turn", "step", "index", "dt", "texts"]) {
+            return Err(MalformedRow);
+        }
+        "texts"
+    };
+    let number = |key| {
+        data.get(key)
+            .filter(|v| matches!(v, Json::Number(_)))
+            .cloned()
+            .ok_or(MalformedRow)
+    };
+    let (turn, step, index) = (number("turn")?, number("step")?, number("index")?);
+    let members = data
+        .get(payload_key)
+        .and_then(Json::as_array)
+        .ok_or(MalformedRow)?;
+    if members.is_empty() || !members.iter().all(Json::is_string) {
+        return Err(MalformedRow);
+    }
+    let dt = data
+        .get("dt")
+        .and_then(Json::as_array)
+        .ok_or(MalformedRow)?;
+    let mut gaps = Vec::with_capacity(dt.len());
+    for gap in dt {
+        gaps.push(
+            gap.as_f64()
+                .filter(|n| is_safe_integer(*n))
+                .ok_or(MalformedRow)?,
+        );
+    }
+    if gaps.len() != members.len() - 1 || !is_safe_integer(seq0 + (members.len() - 1) as f64) {
+        return Err(MalformedRow);
+    }
+    let mut times = Vec::with_capacity(members.len());
+    let mut time = time0;
+    times.push(time);
+    for gap in &gaps {
+        time += gap;
+        if !is_safe_integer(time) {
+            return Err(MalformedRow);
+        }
+        times.push(time);
+    }
+    let chunk_type = match tag {
+        "text-chunks" => "text-delta",
+        "reasoning-chunks" => "reasoning-delta",
+        _ => "tool-call-delta",
+    };
+    let mut events = Vec::with_capacity(members.len());
+    for (k, member) in members.iter().enumerate() {
+        let mut chunk = JsonObject::new();
+        chunk.insert("type", Json::str(chunk_type));
+        chunk.insert("index", index.clone());
+        if tool {
+            chunk.insert("id", data.get("id").cloned().unwrap_or(Json::Null));
+            if let Some(name) = data.get("name") {
+                chunk.insert("name", name.clone());
+            }
+            chunk.insert("argumentsDelta", member.clone());
+        } else {
+            chunk.insert("text", member.clone());
+        }
+        let mut event_data = JsonObject::new();
+        event_data.insert("turn", turn.clone());
+        event_data.insert("step", step.clone());
+        event_data.insert("chunk", Json::Object(chunk));
+        let mut event = JsonObject::new();
+        event.insert("type", Json::str("assistant/chunk"));
+        event.insert("seq", Json::Number(seq0 + k as f64));
+        event.insert("time", Json::Number(times[k]));
+        event.insert("data", Json::Object(event_data));
+        events.push(Json::Object(event));
+    }
+    Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::ParseLimits;
+
+    fn decode(line: &str) -> Result<Vec<Json>, MalformedRow> {
+        decode_storage_record(Json::parse(line, ParseLimits::default()).expect("json"))
+    }
+
+    #[test]
+    fn text_row_expands_like_the_spec_example() {
+        let events = decode(r#"{"type":"text-chunks","seq0":5,"time0":1700000000300,"data":{"turn":1,"step":1,"index":0,"dt":[12,0],"texts":["Hel","lo, ","world"]}}"#).expect("row");
+        let lines: Vec<String> = events.iter().map(Json::to_js_string).collect();
+        assert_eq!(
+            lines,
+            [
+                r#"{"type":"assistant/chunk","seq":5,"time":1700000000300,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"Hel"}}}"#,
+                r#"{"type":"assistant/chunk","seq":6,"time":1700000000312,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"lo, "}}}"#,
+                r#"{"type":"assistant/chunk","seq":7,"time":1700000000312,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"world"}}}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_call_row_keeps_the_shared_name() {
+        let events = decode(r#"{"type":"tool-call-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":2,"index":1,"id":"c1","name":"bash","dt":[1],"args":["{\"a","\":1}"]}}"#).expect("row");
+        assert_eq!(
+            events[1].to_js_string(),
+            r#"{"type":"assistant/chunk","seq":1,"time":2,"data":{"turn":1,"step":2,"chunk":{"type":"tool-call-delta","index":1,"id":"c1","name":"bash","argumentsDelta":"\":1}"}}}"#
+        );
+    }
+
+    #[test]
+    fn malformed_rows_are_refused() {
+        for bad in [
+            r#"{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[],"texts":[]}}"#,
+            r#"{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a"]}}"#,
+            r#"{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[],"texts":[1]}}"#,
+            r#"{"type":"text-chunks","seq0":-1,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[],"texts":["a"]}}"#,
+            r#"{"type":"text-chunks","seq0":0,"time0":1.5,"data":{"turn":1,"step":1,"index":0,"dt":[],"texts":["a"]}}"#,
+            r#"{"type":"text-chunks","seq0":0,"time0":1,"extra":1,"data":{"turn":1,"step":1,"index":0,"dt":[],"texts":["a"]}}"#,
+            r#"{"type":"text-chunks","seq0":0,"time0":9007199254740991,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}"#,
+            r#"{"type":"tool-call-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"id":7,"dt":[],"args":["a"]}}"#,
+        ] {
+            assert_eq!(decode(bad), Err(MalformedRow), "{bad}");
+        }
+    }
+
+    #[test]
+    fn other_values_pass_through() {
+        assert_eq!(decode("42").expect("value").len(), 1);
+        assert_eq!(
+            decode(r#"{"type":"turn/start","seq":0}"#)
+                .expect("event")
+                .len(),
+            1
+        );
+    }
+}

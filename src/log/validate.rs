@@ -1,0 +1,266 @@
+//! Whole-log validation as DSH restores a seed: message shapes, the event vocabulary, the
+//! event envelope and request headers. (The surface rules live in `fold`.)
+
+use super::{Event, LogFault};
+use crate::error::ErrorCode;
+use crate::json::{Json, JsonObject, is_safe_integer};
+
+/// Every event type DSH 0.1.x interprets; anything else needs `"ignorable": true`.
+pub const KNOWN_EVENT_TYPES: [&str; 48] = [
+    "agent-preset/selected",
+    "agent/inbox/spliced",
+    "approval/asked",
+    "approval/decided",
+    "approval/policy",
+    "assistant/chunk",
+    "assistant/message",
+    "command/done",
+    "command/run",
+    "compaction/end",
+    "compaction/prune",
+    "compaction/start",
+    "compaction/summary",
+    "feedback/record",
+    "goal/change",
+    "hook/invoked",
+    "hook/result",
+    "llm/retry",
+    "llm/retry-started",
+    "permission/preset",
+    "plan/mode",
+    "request/context",
+    "request/header",
+    "sandbox/mode",
+    "schedule/change",
+    "session/end-seed",
+    "session/title",
+    "session/title-llm-request",
+    "step/end",
+    "step/start",
+    "subagent/descriptor",
+    "team/member",
+    "team/message/delivered",
+    "team/message/queued",
+    "team/task",
+    "todo/write",
+    "tool-workflow/agent-end",
+    "tool-workflow/agent-start",
+    "tool-workflow/run-end",
+    "tool-workflow/run-start",
+    "tool/call",
+    "tool/code-dispatch",
+    "tool/code-dispatch-start",
+    "tool/result",
+    "turn/end",
+    "turn/start",
+    "user/message",
+    "web/deepseek-search-llm-request",
+];
+
+fn is_known(kind: &str) -> bool {
+    KNOWN_EVENT_TYPES.contains(&kind)
+}
+
+/// Refuses an unknown event type that is not marked ignorable (a refusal, not corruption).
+pub(super) fn known_types(events: &[Json]) -> Result<(), LogFault> {
+    for event in events {
+        let kind = event.get("type").and_then(Json::as_str);
+        if kind.is_some_and(is_known) || matches!(event.get("ignorable"), Some(Json::Bool(true))) {
+            continue;
+        }
+        let shown = event
+            .get("type")
+            .map(Json::to_js_string)
+            .unwrap_or_else(|| "undefined".into());
+        let seq = event
+            .get("seq")
+            .map(Json::to_js_string)
+            .unwrap_or_else(|| "undefined".into());
+        return Err(LogFault::new(
+            ErrorCode::LoadUnknownEventType,
+            format!(
+                "event type {shown} (seq {seq}) is unknown and not marked ignorable; the log was likely written by a newer harness"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn has_provider_model(value: Option<&Json>) -> bool {
+    value.is_some_and(|v| {
+        v.get("provider").is_some_and(Json::is_non_empty_string)
+            && v.get("model").is_some_and(Json::is_non_empty_string)
+    })
+}
+
+/// The message rules of `user/message`, `assistant/message` and `tool/result`.
+pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
+    let kind = event.get("type").and_then(Json::as_str).unwrap_or_default();
+    if !matches!(kind, "user/message" | "assistant/message" | "tool/result") {
+        return Ok(());
+    }
+    let seq = event.get("seq").map(Json::to_js_string).unwrap_or_default();
+    let fail = |why: &str| Err(LogFault::corrupt(format!("{kind} at seq {seq} {why}")));
+    let data = event.get("data");
+    let message = if kind == "user/message" {
+        data
+    } else {
+        data.and_then(|d| d.get("message"))
+    };
+    let Some(message) = message
+        .and_then(Json::as_object)
+        .filter(|m| m.get("id").is_some_and(Json::is_non_empty_string))
+    else {
+        return fail("lacks an identified message");
+    };
+    let role = if kind == "assistant/message" {
+        "assistant"
+    } else {
+        "user"
+    };
+    if message.get("role").and_then(Json::as_str) != Some(role) {
+        return fail(&format!("message must have role {role:?}"));
+    }
+    let source = message
+        .get("source")
+        .filter(|s| matches!(s, Json::Object(_)));
+    let Some(source) = source.filter(|s| s.get("kind").is_some_and(Json::is_non_empty_string))
+    else {
+        return fail("message has invalid source");
+    };
+    let Some(content) = message.get("content").and_then(Json::as_array) else {
+        return fail("message has invalid content");
+    };
+    let source_kind = source.get("kind").and_then(Json::as_str);
+    match kind {
+        "assistant/message"
+            if source_kind != Some("model") || !has_provider_model(Some(source)) =>
+        {
+            return fail("message must have model source");
+        }
+        "tool/result" => {
+            let call_id = source.get("callId");
+            if source_kind != Some("tool") || !call_id.is_some_and(Json::is_non_empty_string) {
+                return fail("message must have tool source");
+            }
+            let block = content.first();
+            let block_ok = content.len() == 1
+                && block.is_some_and(|b| {
+                    b.get("type").and_then(Json::as_str) == Some("tool-result")
+                        && b.get("content").and_then(Json::as_array).is_some()
+                });
+            if !block_ok {
+                return fail("message must contain one tool-result block");
+            }
+            if block.and_then(|b| b.get("toolCallId")) != call_id {
+                return fail("message has mismatched tool call ids");
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Checks every envelope and request header and converts the log into [`Event`]s.
+pub(super) fn envelopes(events: Vec<Json>) -> Result<Vec<Event>, LogFault> {
+    let mut out = Vec::with_capacity(events.len());
+    for (index, event) in events.into_iter().enumerate() {
+        let invalid = || {
+            LogFault::corrupt(format!(
+                "event at index {index} has an invalid event envelope"
+            ))
+        };
+        let Json::Object(object) = event else {
+            return Err(invalid());
+        };
+        let allowed = [
+            "type",
+            "seq",
+            "time",
+            "data",
+            "surfaceOp",
+            "sourceEventSeqs",
+            "ignorable",
+        ];
+        if !object.keys().all(|k| allowed.iter().any(|a| k == *a)) {
+            return Err(invalid());
+        }
+        let kind = object
+            .get("type")
+            .and_then(Json::as_str)
+            .ok_or_else(invalid)?
+            .to_owned();
+        let seq = object
+            .get("seq")
+            .and_then(Json::as_f64)
+            .filter(|n| is_safe_integer(*n) && *n >= 0.0)
+            .ok_or_else(invalid)?;
+        let time = object
+            .get("time")
+            .and_then(Json::as_f64)
+            .filter(|n| is_safe_integer(*n))
+            .ok_or_else(invalid)?;
+        if !object.contains_key("data")
+            || object
+                .get("ignorable")
+                .is_some_and(|v| !matches!(v, Json::Bool(true)))
+        {
+            return Err(invalid());
+        }
+        if kind == "request/header" {
+            request_header(&object, index)?;
+        }
+        if seq != index as f64 {
+            return Err(LogFault::corrupt(format!(
+                "event at index {index} has seq {seq} (expected {index}); the log must be contiguous from 0"
+            )));
+        }
+        out.push(Event {
+            object,
+            seq: seq as u64,
+            time: time as i64,
+            kind: kind.into_boxed_str(),
+        });
+    }
+    Ok(out)
+}
+
+fn request_header(event: &JsonObject, index: usize) -> Result<(), LogFault> {
+    let fail = |why: &str| {
+        Err(LogFault::corrupt(format!(
+            "request/header at index {index} {why}"
+        )))
+    };
+    let header = event
+        .get("data")
+        .and_then(|d| d.get("header"))
+        .filter(|h| matches!(h, Json::Object(_)));
+    let config = header.and_then(|h| h.get("config"));
+    if !has_provider_model(config) {
+        return fail("lacks provider/model");
+    }
+    let config = config
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if config
+        .get("reasoningEffort")
+        .is_some_and(|r| !r.is_non_empty_string())
+    {
+        return fail("has an invalid reasoningEffort");
+    }
+    if let Some(defaults) = header.and_then(|h| h.get("adapterDefaults")) {
+        let Some(defaults) = defaults.as_object() else {
+            return fail("has invalid adapterDefaults");
+        };
+        let valid = defaults.iter().all(|(k, v)| {
+            (k == "reasoningEffort" || k == "maxTokens") && matches!(v, Json::Bool(true))
+        }) && (!defaults.contains_key("reasoningEffort")
+            || config.contains_key("reasoningEffort"))
+            && (!defaults.contains_key("maxTokens") || config.contains_key("maxTokens"));
+        if !valid {
+            return fail("has invalid adapterDefaults");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,107 @@
+//! Golden fixtures: the spec's worked examples and invalid logs, each loaded and compared with
+//! `tests/fixtures/expected/<name>.json`. `UPDATE_EXPECT=1 cargo test --test golden` rewrites them.
+
+use dsh_session_search::archive::{Input, LoadOptions};
+use dsh_session_search::corpus::Corpus;
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// What a fixture's load looks like: labels and surface, or the failure code.
+fn observe(name: &str, bytes: Vec<u8>) -> Value {
+    let mut corpus = Corpus::new();
+    let report = corpus
+        .load(
+            vec![Input::File {
+                name: name.into(),
+                bytes,
+            }],
+            &LoadOptions::default(),
+        )
+        .expect("a non-strict load never fails as a whole");
+    if let Some(failure) = report.failures.first() {
+        return json!({ "failure": failure.code.as_str() });
+    }
+    let session = &report.sessions[0];
+    let id = &session.session_id;
+    let entry = corpus.get(id).expect("loaded session");
+    let events: Vec<Value> = corpus
+        .list_events(id)
+        .expect("events")
+        .iter()
+        .map(|e| json!(format!("{} {} {}", e.seq, e.kind, e.surface.as_str())))
+        .collect();
+    let synthetic: Vec<Value> = entry.log.events
+        [entry.log.events.len() - session.synthetic_closers..]
+        .iter()
+        .map(|e| {
+            serde_json::from_str(
+                &dsh_session_search::json::Json::Object(e.as_json().clone()).to_js_string(),
+            )
+            .expect("valid JSON")
+        })
+        .collect();
+    json!({
+        "events": events,
+        "surface": entry.log.surface.nodes,
+        "replaceGeneration": entry.log.surface.replace_generation(),
+        "tornBytes": session.torn_bytes,
+        "syntheticClosers": synthetic,
+    })
+}
+
+fn check(name: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let bytes =
+        std::fs::read(root.join("spec").join(format!("{name}.jsonl"))).expect("fixture exists");
+    let actual = observe(&format!("{name}.jsonl"), bytes);
+    let expected_path = root.join("expected").join(format!("{name}.json"));
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::create_dir_all(expected_path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(
+            &expected_path,
+            serde_json::to_string_pretty(&actual).expect("json") + "\n",
+        )
+        .expect("write");
+        return;
+    }
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(&expected_path)
+            .unwrap_or_else(|_| panic!("missing {}", expected_path.display())),
+    )
+    .expect("expected file is JSON");
+    assert_eq!(
+        actual,
+        expected,
+        "{name} differs from {}",
+        expected_path.display()
+    );
+}
+
+macro_rules! golden {
+    ($($name:ident),* $(,)?) => { $( #[test] fn $name() { check(stringify!($name)); } )* };
+}
+
+golden!(
+    plain_appends,
+    compaction_shadows_prefix,
+    replacement_of_replacement,
+    tool_result_pruned,
+    invalid_start_after_end,
+    invalid_replaces_shadowed_seq,
+    invalid_sources_miss_a_node,
+    invalid_replace_without_sources,
+    invalid_empty_sources_on_user,
+    invalid_duplicate_source,
+    invalid_source_not_earlier,
+    invalid_missing_surface_op,
+    invalid_marker_on_turn_end,
+    invalid_tool_result_covers_two,
+    invalid_tool_result_replaces_user,
+    invalid_extra_key_in_replace,
+    invalid_seq_not_contiguous,
+    spec_11_1_packed_chunks,
+    spec_11_2_torn_tool_call,
+    spec_11_3_ignorable_unknown,
+    unknown_required_type,
+    future_version,
+);

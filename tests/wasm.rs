@@ -1,0 +1,91 @@
+//! WebAssembly tests (run under Node by `make test-wasm`): a zstd persistence root loads through
+//! the JavaScript-facing API and every event carries DSH's surface label.
+#![cfg(target_arch = "wasm32")]
+
+use dsh_session_search::wasm::SessionSearch;
+use js_sys::Uint8Array;
+use ruzstd::encoding::{CompressionLevel, compress_to_vec};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+/// The spec's compaction example (02 §7.2), written as DSH writes zstd logs: the header in its
+/// own frame, then one frame per durable batch.
+fn compacted_zstd_log() -> Vec<u8> {
+    let fixture = include_str!("fixtures/spec/compaction_shadows_prefix.jsonl");
+    let mut lines = fixture.lines();
+    let mut out = compress_to_vec(
+        format!("{}\n", lines.next().expect("header")).as_bytes(),
+        CompressionLevel::Fastest,
+    );
+    let rest: Vec<&str> = lines.collect();
+    for batch in rest.chunks(3) {
+        let text: String = batch.iter().map(|l| format!("{l}\n")).collect();
+        out.extend(compress_to_vec(text.as_bytes(), CompressionLevel::Fastest));
+    }
+    out
+}
+
+fn labels(json: &str) -> Vec<String> {
+    let records: serde_json::Value = serde_json::from_str(json).expect("listEvents returns JSON");
+    records
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|r| format!("{}:{}", r["seq"], r["surface"].as_str().expect("label")))
+        .collect()
+}
+
+#[wasm_bindgen_test]
+fn zstd_root_loads_with_dsh_labels() {
+    let mut search = SessionSearch::new();
+    let paths = vec!["--home-dev-app--/s-7-2/session.jsonl.zstd".to_owned()];
+    let contents = vec![Uint8Array::from(compacted_zstd_log().as_slice())];
+    let report: serde_json::Value = serde_json::from_str(
+        &search
+            .load_entries("root".into(), paths, contents, false)
+            .expect("loads"),
+    )
+    .expect("report");
+    assert_eq!(
+        report["failures"].as_array().map(Vec::len),
+        Some(0),
+        "{report}"
+    );
+    let events = search.list_events("s-7-2").expect("listed");
+    assert_eq!(
+        labels(&events),
+        [
+            "0:shadowed",
+            "1:shadowed",
+            "2:current",
+            "3:current",
+            "4:log-only",
+            "5:log-only",
+            "6:current",
+            "7:log-only",
+            "8:current"
+        ]
+    );
+    let surface: serde_json::Value =
+        serde_json::from_str(&search.read_surface("s-7-2").expect("surface")).expect("json");
+    let order: Vec<u64> = surface["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["seq"].as_u64().expect("seq"))
+        .collect();
+    assert_eq!(order, [6, 2, 3, 8]);
+    assert_eq!(surface["capturedThroughSeq"], 8);
+}
+
+#[wasm_bindgen_test]
+fn errors_reach_javascript_with_their_code() {
+    let search = SessionSearch::new();
+    let error = search.list_events("missing").expect_err("no such session");
+    let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
+    assert_eq!(
+        code.as_string().as_deref(),
+        Some("SESSION_QUERY_SESSION_NOT_FOUND")
+    );
+    assert!(error.dyn_ref::<js_sys::Error>().is_some());
+}
