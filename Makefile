@@ -18,11 +18,12 @@ serve: ## Load the bundled sample archive and show its sessions and load report.
 	cargo run --quiet --release -- --archive $(SAMPLE) sessions
 	cargo run --quiet --release -- --archive $(SAMPLE) report
 
-test: setup fmt-check lint test-native test-wasm ## Run every test (installs what it lacks).
+test: setup fmt-check lint test-native test-wasm test-differential ## Run every test (installs what it lacks).
 
 setup: ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
+	@tests/oracle/run.sh --install-only
 
 
 fmt-check: ## Check formatting.
@@ -30,7 +31,7 @@ fmt-check: ## Check formatting.
 
 lint: ## Clippy with warnings as errors, native and wasm.
 	cargo clippy --all-targets -- -D warnings
-	cargo clippy --lib --no-default-features --target $(WASM_TARGET) -- -D warnings
+	cargo clippy --lib --tests --no-default-features --target $(WASM_TARGET) -- -D warnings
 
 test-native: ## Unit, golden, bad-input and CLI tests on the host.
 	cargo test

@@ -3,12 +3,13 @@
 
 use crate::archive::{self, Binding, FileFailure, Input, InputSummary, LoadOptions, LogFile};
 use crate::error::{Error, ErrorCode};
-use crate::fold::SurfaceLabel;
 use crate::json::Json;
 use crate::log::{self, Encoding, SessionHeader, SessionLog};
 use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
+
+pub use crate::reads::{EventRecord, SurfaceSnapshot};
 
 /// Where a loaded session came from.
 #[derive(Clone, Debug, Serialize)]
@@ -91,42 +92,16 @@ pub struct SessionRecord {
     pub persisted: bool,
 }
 
-/// One event without its payload: DSH's `listEvents` record.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EventRecord {
-    /// The owning session.
-    pub session_id: String,
-    /// The event's seq.
-    pub seq: u64,
-    /// The event's type.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The event's time.
-    pub time: i64,
-    /// The surface label.
-    pub surface: SurfaceLabel,
-}
-
-/// DSH's `readSurface` result.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SurfaceSnapshot {
-    /// The session header.
-    pub session: SessionHeader,
-    /// Seq of the last event captured (`null` for an empty log).
-    pub captured_through_seq: Option<u64>,
-    /// The current surface events, in model-history order.
-    pub events: Vec<Json>,
-}
-
 /// All loaded sessions, one per id.
 #[derive(Clone, Debug, Default)]
 pub struct Corpus {
     sessions: BTreeMap<String, SessionEntry>,
     /// Ids whose copies disagree on their headers; they stay out of the corpus.
     conflicted: BTreeSet<String>,
+    /// Live sessions added by the host; they shadow loaded copies.
+    live: BTreeMap<String, SessionLog>,
     generation: u64,
+    session_generations: BTreeMap<String, u64>,
 }
 
 impl Corpus {
@@ -174,18 +149,15 @@ impl Corpus {
             inputs: gathered.inputs,
             ..LoadReport::default()
         };
-        report.failures.extend(
-            gathered
-                .failures
-                .into_iter()
-                .map(|f: FileFailure| LoadFailure {
-                    input: f.input,
-                    path: f.path,
-                    session_id: None,
-                    code: f.code,
-                    message: f.message,
-                }),
-        );
+        report
+            .failures
+            .extend(gathered.failures.into_iter().map(|f: FileFailure| LoadFailure {
+                input: f.input,
+                path: f.path,
+                session_id: None,
+                code: f.code,
+                message: f.message,
+            }));
         let total = gathered.logs.len();
         let mut read: Vec<(LogFile, SessionLog)> = Vec::new();
         for (done, file) in gathered.logs.into_iter().enumerate() {
@@ -206,10 +178,7 @@ impl Corpus {
             let first = &report.failures[0];
             return Err(Error::new(
                 ErrorCode::QueryPersistenceFailed,
-                format!(
-                    "{} {}: {}: {}",
-                    first.input, first.path, first.code, first.message
-                ),
+                format!("{} {}: {}: {}", first.input, first.path, first.code, first.message),
             ));
         }
         let mut staged = self.clone();
@@ -223,8 +192,15 @@ impl Corpus {
                 format!("{}: {}", first.code, first.message),
             ));
         }
-        if !report.sessions.is_empty() || staged.conflicted != self.conflicted {
-            staged.generation += 1;
+        let changed: BTreeSet<String> = report
+            .sessions
+            .iter()
+            .filter(|s| s.outcome != "duplicate")
+            .map(|s| s.session_id.clone())
+            .chain(staged.conflicted.difference(&self.conflicted).cloned())
+            .collect();
+        for id in &changed {
+            staged.touch(id);
         }
         *self = staged;
         Ok(report)
@@ -255,117 +231,136 @@ impl Corpus {
             });
         };
         if self.conflicted.contains(&id) {
-            conflict(
-                report,
-                format!("session {id:?} has copies whose headers disagree"),
-            );
+            conflict(report, format!("session {id:?} has copies whose headers disagree"));
             return;
         }
         match self.sessions.get(&id) {
             None => {
                 report.sessions.push(loaded("added"));
-                self.sessions
-                    .insert(id.clone(), SessionEntry { log, origin });
+                self.sessions.insert(id.clone(), SessionEntry { log, origin });
             }
             Some(existing) if !headers_compatible(&existing.log.header, &log.header) => {
                 let other = format!("{} {}", existing.origin.input, existing.origin.path);
-                conflict(
-                    report,
-                    format!("session {id:?} has a different header in {other}"),
-                );
+                conflict(report, format!("session {id:?} has a different header in {other}"));
                 report.sessions.retain(|s| s.session_id != id);
                 self.sessions.remove(&id);
                 self.conflicted.insert(id.clone());
             }
             Some(existing) if log.events.len() > existing.log.events.len() => {
                 report.sessions.push(loaded("replaced"));
-                self.sessions
-                    .insert(id.clone(), SessionEntry { log, origin });
+                self.sessions.insert(id.clone(), SessionEntry { log, origin });
             }
             Some(_) => report.sessions.push(loaded("duplicate")),
         }
     }
 
-    /// DSH's `listSessions`: newest first, ties by id.
-    pub fn list_sessions(&self) -> Vec<SessionRecord> {
-        let mut records: Vec<SessionRecord> = self
-            .sessions
-            .values()
-            .map(|entry| SessionRecord {
-                header: entry.log.header.clone(),
-                live: false,
-                persisted: true,
-            })
-            .collect();
-        records.sort_by(|a, b| {
-            b.header
-                .created_at
-                .cmp(&a.header.created_at)
-                .then_with(|| locale_compare(&a.header.id, &b.header.id))
-        });
-        records
+    /// Adds a live session (it shadows a persisted copy of the same id). Fails with
+    /// `SESSION_QUERY_SOURCE_CONFLICT` if the id is already live.
+    pub fn add_live(&mut self, header: &Json, events: Vec<Json>) -> Result<SessionRecord, Error> {
+        let log = log::live_log(header, events)?;
+        let id = log.header.id.clone();
+        if self.live.contains_key(&id) {
+            return Err(Error::new(
+                ErrorCode::QuerySourceConflict,
+                format!("session {id:?} is already live"),
+            ));
+        }
+        let record = SessionRecord {
+            header: log.header.clone(),
+            live: true,
+            persisted: self.sessions.contains_key(&id),
+        };
+        self.live.insert(id.clone(), log);
+        self.touch(&id);
+        Ok(record)
     }
 
-    fn entry(&self, id: &str) -> Result<&SessionEntry, Error> {
+    /// Appends events to a live session; returns its new event count. All or nothing.
+    pub fn append_live(&mut self, id: &str, events: Vec<Json>) -> Result<usize, Error> {
+        let log = self
+            .live
+            .get_mut(id)
+            .ok_or_else(|| Error::new(ErrorCode::QuerySessionNotFound, format!("session {id:?} is not live")))?;
+        log::append_live(log, events)?;
+        let count = log.events.len();
+        self.touch(id);
+        Ok(count)
+    }
+
+    /// Closes a live session; a persisted copy, if any, becomes visible again.
+    pub fn remove_live(&mut self, id: &str) -> bool {
+        let removed = self.live.remove(id).is_some();
+        if removed {
+            self.touch(id);
+        }
+        removed
+    }
+
+    fn touch(&mut self, id: &str) {
+        self.generation += 1;
+        *self.session_generations.entry(id.to_owned()).or_default() += 1;
+    }
+
+    /// Changes whenever this session's observed state changes (its events or its source).
+    pub fn session_generation(&self, id: &str) -> u64 {
+        self.session_generations.get(id).copied().unwrap_or_default()
+    }
+
+    /// The source a read of `id` observes: the live session if any, else the loaded copy.
+    pub(crate) fn source(&self, id: &str) -> Result<Source<'_>, Error> {
+        let persisted = self.sessions.get(id);
+        if let Some(log) = self.live.get(id) {
+            if persisted.is_some_and(|p| !headers_compatible(&p.log.header, &log.header)) {
+                return Err(Error::new(
+                    ErrorCode::QuerySourceConflict,
+                    format!("session source headers conflict for session \"{id}\""),
+                ));
+            }
+            return Ok(Source {
+                log,
+                live: true,
+                persisted: persisted.is_some(),
+            });
+        }
         if self.conflicted.contains(id) {
             return Err(Error::new(
                 ErrorCode::QuerySourceConflict,
                 format!("session {id:?} has copies whose headers disagree"),
             ));
         }
-        self.sessions.get(id).ok_or_else(|| {
-            Error::new(
-                ErrorCode::QuerySessionNotFound,
-                format!("session {id:?} not found"),
-            )
-        })
-    }
-
-    /// DSH's `listEvents`: every event with its surface label, in seq order.
-    pub fn list_events(&self, id: &str) -> Result<Vec<EventRecord>, Error> {
-        let entry = self.entry(id)?;
-        Ok(entry
-            .log
-            .events
-            .iter()
-            .map(|event| EventRecord {
-                session_id: id.to_owned(),
-                seq: event.seq(),
-                kind: event.kind().to_owned(),
-                time: event.time(),
-                surface: entry.log.surface.label(event.seq()),
+        persisted
+            .map(|entry| Source {
+                log: &entry.log,
+                live: false,
+                persisted: true,
             })
-            .collect())
+            .ok_or_else(|| Error::new(ErrorCode::QuerySessionNotFound, format!("session \"{id}\" not found")))
     }
 
-    /// DSH's `readSurface`: header, capture boundary and the current surface events.
-    pub fn read_surface(&self, id: &str) -> Result<SurfaceSnapshot, Error> {
-        let entry = self.entry(id)?;
-        let log = &entry.log;
-        Ok(SurfaceSnapshot {
-            session: log.header.clone(),
-            captured_through_seq: log.events.last().map(|e| e.seq()),
-            events: log
-                .surface
-                .nodes
-                .iter()
-                .map(|seq| Json::Object(log.events[*seq as usize].as_json().clone()))
-                .collect(),
-        })
+    /// Every id a read can observe, with its source; ids whose live and stored headers
+    /// disagree are left out (reads of them fail with `SESSION_QUERY_SOURCE_CONFLICT`).
+    pub(crate) fn sources(&self) -> impl Iterator<Item = (&String, Source<'_>)> {
+        let ids: BTreeSet<&String> = self.sessions.keys().chain(self.live.keys()).collect();
+        ids.into_iter()
+            .filter_map(|id| self.source(id).ok().map(|source| (id, source)))
     }
 }
 
+/// What a read observes for one id.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Source<'a> {
+    /// The log served (live wins).
+    pub log: &'a SessionLog,
+    /// Whether the id is live.
+    pub live: bool,
+    /// Whether a loaded copy exists.
+    pub persisted: bool,
+}
+
 /// Reads one file and checks its header against its location.
-fn read_bound(
-    file: &LogFile,
-    options: &LoadOptions,
-) -> Result<SessionLog, (Option<String>, Error)> {
-    let log = log::read_log(&file.bytes, file.encoding, &options.limits).map_err(|e| {
-        let id = log::read_header(&file.bytes, file.encoding, &options.limits)
-            .ok()
-            .map(|h| h.id);
-        (id, e)
-    })?;
+fn read_bound(file: &LogFile, options: &LoadOptions) -> Result<SessionLog, (Option<String>, Error)> {
+    let log = log::read_log(&file.bytes, file.encoding, &options.limits)
+        .map_err(|e| (log::header_id(&file.bytes, file.encoding, &options.limits), e))?;
     let header = &log.header;
     let mismatch = |why: String| {
         Err((
@@ -376,11 +371,9 @@ fn read_bound(
     match &file.binding {
         Binding::None => {}
         Binding::PersistenceRoot {
-            project,
-            session_dir,
-            ..
+            project, session_dir, ..
         } => {
-            let expected_dir = archive::layout::session_dir_name(&header.id);
+            let expected_dir = archive::layout::session_dir_name_of_units(&header.raw_id.utf16_units());
             if &expected_dir != session_dir {
                 return mismatch(format!(
                     "header id {:?} belongs in directory {expected_dir:?}, not {session_dir:?}",
@@ -410,9 +403,7 @@ fn read_bound(
 /// One id in two project directories of one persistence root is a layout error for both.
 fn reject_ids_repeated_in_one_root(read: &mut Vec<(LogFile, SessionLog)>, report: &mut LoadReport) {
     let key = |file: &LogFile, log: &SessionLog| match &file.binding {
-        Binding::PersistenceRoot { root, .. } => {
-            Some((file.input.clone(), root.clone(), log.header.id.clone()))
-        }
+        Binding::PersistenceRoot { root, .. } => Some((file.input.clone(), root.clone(), log.header.id.clone())),
         _ => None,
     };
     let mut counts: BTreeMap<(String, String, String), usize> = BTreeMap::new();
@@ -450,33 +441,48 @@ fn headers_compatible(a: &SessionHeader, b: &SessionHeader) -> bool {
         && a.delegation_depth == b.delegation_depth
 }
 
-/// An approximation of JavaScript's `localeCompare` (ICU root collation) for ids: punctuation
-/// before digits before letters, case-insensitive first, lower case before upper on ties.
-/// It agrees with byte order on DSH's lower-case hex UUIDs.
+/// An approximation of JavaScript's `localeCompare` (ICU root collation, as DSH's listing
+/// uses it): primary order by character class (spaces, punctuation in ICU's order, symbols,
+/// digits, letters by their base letter), then accents, then case (lower first).
 pub fn locale_compare(a: &str, b: &str) -> Ordering {
-    fn class(c: char) -> u8 {
-        if c.is_whitespace() {
-            0
-        } else if c.is_ascii_punctuation() || (!c.is_alphanumeric() && !c.is_ascii()) {
-            1
-        } else if c.is_numeric() {
-            2
-        } else {
-            3
-        }
-    }
-    let primary = |s: &str| {
-        s.chars()
-            .map(|c| (class(c), c.to_lowercase().next().unwrap_or(c)))
-            .collect::<Vec<_>>()
-    };
-    primary(a)
-        .cmp(&primary(b))
-        .then_with(|| {
-            let tertiary = |s: &str| s.chars().map(|c| c.is_uppercase()).collect::<Vec<_>>();
-            tertiary(a).cmp(&tertiary(b))
-        })
+    let (pa, sa, ta) = collation_key(a);
+    let (pb, sb, tb) = collation_key(b);
+    pa.cmp(&pb)
+        .then_with(|| sa.cmp(&sb))
+        .then_with(|| ta.cmp(&tb))
         .then_with(|| a.cmp(b))
+}
+
+/// ICU root order of ASCII punctuation and symbols.
+const PUNCTUATION_ORDER: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+
+type CollationKey = (Vec<(u8, u32)>, Vec<u8>, Vec<u8>);
+
+fn collation_key(text: &str) -> CollationKey {
+    use unicode_normalization::UnicodeNormalization;
+    let mut primary = Vec::new();
+    let mut secondary = Vec::new();
+    let mut tertiary = Vec::new();
+    for c in text.chars() {
+        let mut decomposed = std::iter::once(c).nfd();
+        let base = decomposed.next().unwrap_or(c);
+        let accented = decomposed.next().is_some();
+        let weight = if base.is_whitespace() {
+            (0, base as u32)
+        } else if let Some(index) = PUNCTUATION_ORDER.find(base) {
+            (1, index as u32)
+        } else if let Some(digit) = base.to_digit(10) {
+            (3, digit)
+        } else if base.is_alphabetic() {
+            (4, base.to_lowercase().next().unwrap_or(base) as u32)
+        } else {
+            (2, base as u32)
+        };
+        primary.push(weight);
+        secondary.push(u8::from(accented));
+        tertiary.push(u8::from(base.is_uppercase()));
+    }
+    (primary, secondary, tertiary)
 }
 
 #[cfg(test)]
@@ -491,6 +497,15 @@ mod tests {
         bytes.sort();
         assert_eq!(ids, bytes);
         assert_eq!(locale_compare("a", "B"), Ordering::Less);
+        // The order DSH's listing gives under en-US.
+        let expected = [
+            "_x", "-x", "10", "9", "abc", "ABC", "ábc", "abc 1", "abc_1", "abc-1", "abc~1", "Abd", "resume", "résumé",
+            "z", "Z",
+        ];
+        let mut shuffled = expected;
+        shuffled.reverse();
+        shuffled.sort_by(|a, b| locale_compare(a, b));
+        assert_eq!(shuffled, expected);
         assert_eq!(locale_compare("a", "A"), Ordering::Less);
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Codes are part of the public contract: `SESSION_QUERY_*` are DSH's own query codes, and
 //! `SESSION_LOAD_*` name what can go wrong while reading an archive, so a load report can say
-//! exactly why one session was left out while the others loaded.
+//! exactly why one session was left out while the others loaded. `SESSION_REFERENCE_*` are
+//! DSH's seven cross-session reference codes.
 
 use std::fmt;
 
@@ -10,9 +11,14 @@ use std::fmt;
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ErrorCode {
-    /// The log breaks DSH's storage rules: framing, header shape, a damaged committed line,
-    /// the event envelope, a message shape or the surface fold.
+    /// The decoded log fails validation: header fields, the event envelope, a message shape,
+    /// a legacy shape, request headers or the surface fold.
     LoadCorrupt,
+    /// The file itself is damaged: no header line, a damaged line before a committed turn end,
+    /// or a damaged record inside a complete Zstandard frame.
+    LoadDamaged,
+    /// The first record is not a session header (DSH's listing passes such files over).
+    LoadInvalidHeader,
     /// A Zstandard frame is malformed, fails its checksum, or is not a Zstandard frame at all.
     LoadCorruptFrame,
     /// The header's format `version` is not 0 (written by another harness version).
@@ -67,12 +73,31 @@ pub enum ErrorCode {
     QueryStaleCursor,
     /// `SESSION_QUERY_SOURCE_CONFLICT`.
     QuerySourceConflict,
+
+    /// `SESSION_REFERENCE_INVALID_CONFIG`: a reference setting is not a positive safe integer,
+    /// or `maxReferences` exceeds 3.
+    ReferenceInvalidConfig,
+    /// `SESSION_REFERENCE_INVALID_REFERENCE`: a malformed or non-canonical `dsh-session:` URI,
+    /// a reference of the wrong shape, or a bad candidate limit.
+    ReferenceInvalidReference,
+    /// `SESSION_REFERENCE_SELF_REFERENCE`: a message cites its own session.
+    ReferenceSelfReference,
+    /// `SESSION_REFERENCE_TOO_MANY`: more distinct sources than `maxReferences`.
+    ReferenceTooMany,
+    /// `SESSION_REFERENCE_READ_FAILED`: a cited session could not be read.
+    ReferenceReadFailed,
+    /// `SESSION_REFERENCE_BUDGET_EXCEEDED`: a source cannot fit the per-source byte budget.
+    ReferenceBudgetExceeded,
+    /// `SESSION_REFERENCE_CANCELLED`: the caller cancelled the preparation or listing.
+    ReferenceCancelled,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 36] = [
         ErrorCode::LoadCorrupt,
+        ErrorCode::LoadDamaged,
+        ErrorCode::LoadInvalidHeader,
         ErrorCode::LoadCorruptFrame,
         ErrorCode::LoadUnsupportedVersion,
         ErrorCode::LoadUnknownEventType,
@@ -99,12 +124,21 @@ impl ErrorCode {
         ErrorCode::QuerySessionNotFound,
         ErrorCode::QueryStaleCursor,
         ErrorCode::QuerySourceConflict,
+        ErrorCode::ReferenceInvalidConfig,
+        ErrorCode::ReferenceInvalidReference,
+        ErrorCode::ReferenceSelfReference,
+        ErrorCode::ReferenceTooMany,
+        ErrorCode::ReferenceReadFailed,
+        ErrorCode::ReferenceBudgetExceeded,
+        ErrorCode::ReferenceCancelled,
     ];
 
     /// The stable wire spelling, e.g. `"SESSION_QUERY_INVALID_SURFACE"`.
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::LoadCorrupt => "SESSION_LOAD_CORRUPT",
+            ErrorCode::LoadDamaged => "SESSION_LOAD_DAMAGED",
+            ErrorCode::LoadInvalidHeader => "SESSION_LOAD_INVALID_HEADER",
             ErrorCode::LoadCorruptFrame => "SESSION_LOAD_CORRUPT_FRAME",
             ErrorCode::LoadUnsupportedVersion => "SESSION_LOAD_UNSUPPORTED_VERSION",
             ErrorCode::LoadUnknownEventType => "SESSION_LOAD_UNKNOWN_EVENT_TYPE",
@@ -131,20 +165,31 @@ impl ErrorCode {
             ErrorCode::QuerySessionNotFound => "SESSION_QUERY_SESSION_NOT_FOUND",
             ErrorCode::QueryStaleCursor => "SESSION_QUERY_STALE_CURSOR",
             ErrorCode::QuerySourceConflict => "SESSION_QUERY_SOURCE_CONFLICT",
+            ErrorCode::ReferenceInvalidConfig => "SESSION_REFERENCE_INVALID_CONFIG",
+            ErrorCode::ReferenceInvalidReference => "SESSION_REFERENCE_INVALID_REFERENCE",
+            ErrorCode::ReferenceSelfReference => "SESSION_REFERENCE_SELF_REFERENCE",
+            ErrorCode::ReferenceTooMany => "SESSION_REFERENCE_TOO_MANY",
+            ErrorCode::ReferenceReadFailed => "SESSION_REFERENCE_READ_FAILED",
+            ErrorCode::ReferenceBudgetExceeded => "SESSION_REFERENCE_BUDGET_EXCEEDED",
+            ErrorCode::ReferenceCancelled => "SESSION_REFERENCE_CANCELLED",
         }
     }
 
-    /// The code DSH's query service reports for a persisted session that failed to load this
-    /// way (`SESSION_QUERY_CORRUPT_SESSION` for storage damage and refusals).
-    pub fn as_query_code(self) -> ErrorCode {
+    /// The code DSH's query service reports when it reads a stored session that failed to
+    /// load this way: `SESSION_QUERY_CORRUPT_SESSION` for validation failures after decoding,
+    /// `SESSION_QUERY_PERSISTENCE_FAILED` for damage its file scanner finds and for refusals,
+    /// and `SESSION_QUERY_SESSION_NOT_FOUND` for files its listing passes over.
+    pub fn dsh_query_code(self) -> ErrorCode {
         match self {
-            ErrorCode::LoadCorrupt
+            ErrorCode::LoadCorrupt => ErrorCode::QueryCorruptSession,
+            ErrorCode::LoadInvalidHeader => ErrorCode::QuerySessionNotFound,
+            ErrorCode::LoadDamaged
             | ErrorCode::LoadCorruptFrame
             | ErrorCode::LoadUnsupportedVersion
             | ErrorCode::LoadUnknownEventType
             | ErrorCode::LoadLimitExceeded
-            | ErrorCode::LoadIdentityMismatch => ErrorCode::QueryCorruptSession,
-            ErrorCode::LoadLayout
+            | ErrorCode::LoadIdentityMismatch
+            | ErrorCode::LoadLayout
             | ErrorCode::LoadInvalidArchive
             | ErrorCode::LoadIo
             | ErrorCode::LoadNoSessions => ErrorCode::QueryPersistenceFailed,
@@ -166,7 +211,7 @@ impl serde::Serialize for ErrorCode {
 }
 
 /// An error with a stable [`ErrorCode`] and a human-readable message.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct Error {
     /// What kind of failure this is; stable across releases.
@@ -198,7 +243,9 @@ mod tests {
         for code in ErrorCode::ALL {
             let s = code.as_str();
             assert!(
-                s.starts_with("SESSION_LOAD_") || s.starts_with("SESSION_QUERY_"),
+                s.starts_with("SESSION_LOAD_")
+                    || s.starts_with("SESSION_QUERY_")
+                    || s.starts_with("SESSION_REFERENCE_"),
                 "{s}"
             );
             assert!(seen.insert(s), "duplicate {s}");
@@ -208,5 +255,10 @@ mod tests {
             .filter(|c| c.as_str().starts_with("SESSION_QUERY_"))
             .count();
         assert_eq!(query_codes, 17, "DSH has exactly 17 query codes");
+        let reference_codes = ErrorCode::ALL
+            .iter()
+            .filter(|c| c.as_str().starts_with("SESSION_REFERENCE_"))
+            .count();
+        assert_eq!(reference_codes, 7, "DSH has exactly 7 session-reference codes");
     }
 }

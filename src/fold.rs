@@ -63,10 +63,7 @@ impl Surface {
 
     /// The label of the event at `seq`.
     pub fn label(&self, seq: u64) -> SurfaceLabel {
-        self.labels
-            .get(seq as usize)
-            .copied()
-            .unwrap_or(SurfaceLabel::LogOnly)
+        self.labels.get(seq as usize).copied().unwrap_or(SurfaceLabel::LogOnly)
     }
 
     /// Labels of every event, indexed by seq.
@@ -121,17 +118,13 @@ fn surface_op_of(event: &Event) -> Result<Option<Op>, Error> {
             let start = op.get("start").and_then(event_seq);
             let end = op.get("end").and_then(event_seq);
             match (op.len(), op.get("op").and_then(Json::as_str), start, end) {
-                (3, Some("replace"), Some(start), Some(end)) => {
-                    Ok(Some(Op::Replace { start, end }))
-                }
+                (3, Some("replace"), Some(start), Some(end)) => Ok(Some(Op::Replace { start, end })),
                 _ => Err(invalid(format!(
                     "session event {kind:?} carries an invalid replace surfaceOp"
                 ))),
             }
         }
-        Some(_) => Err(invalid(format!(
-            "session event {kind:?} carries an invalid surfaceOp"
-        ))),
+        Some(_) => Err(invalid(format!("session event {kind:?} carries an invalid surfaceOp"))),
     }
 }
 
@@ -145,9 +138,7 @@ fn check_sources(event: &Event, shadowed: &[u64]) -> Result<(), Error> {
             )));
         };
         if list.is_empty() && event.kind() != "assistant/message" {
-            return Err(invalid(
-                "sourceEventSeqs must not be empty except on assistant/message",
-            ));
+            return Err(invalid("sourceEventSeqs must not be empty except on assistant/message"));
         }
         let mut later = None;
         for source in list {
@@ -202,11 +193,7 @@ fn without_result_content(data: &Json) -> Json {
     data
 }
 
-fn check_tool_result_rewrite(
-    event: &Event,
-    shadowed: &[u64],
-    events: &[Event],
-) -> Result<(), Error> {
+fn check_tool_result_rewrite(event: &Event, shadowed: &[u64], events: &[Event]) -> Result<(), Error> {
     if event.kind() != "tool/result" {
         return Ok(());
     }
@@ -222,9 +209,7 @@ fn check_tool_result_rewrite(
         ));
     }
     if without_result_content(original.data()) != without_result_content(event.data()) {
-        return Err(invalid(
-            "tool/result surface replacement may change only content",
-        ));
+        return Err(invalid("tool/result surface replacement may change only content"));
     }
     Ok(())
 }
@@ -248,16 +233,14 @@ pub fn fold_surface(events: &[Event]) -> Result<Surface, Error> {
                 nodes.push(event.seq());
             }
             Some(Op::Replace { start, end }) => {
-                let p = nodes.iter().position(|s| *s == start).ok_or_else(|| {
-                    invalid(format!(
-                        "surface replace: start seq {start} not found in surface"
-                    ))
-                })?;
-                let q = nodes.iter().position(|s| *s == end).ok_or_else(|| {
-                    invalid(format!(
-                        "surface replace: end seq {end} not found in surface"
-                    ))
-                })?;
+                let p = nodes
+                    .iter()
+                    .position(|s| *s == start)
+                    .ok_or_else(|| invalid(format!("surface replace: start seq {start} not found in surface")))?;
+                let q = nodes
+                    .iter()
+                    .position(|s| *s == end)
+                    .ok_or_else(|| invalid(format!("surface replace: end seq {end} not found in surface")))?;
                 if p > q {
                     return Err(invalid(format!(
                         "surface replace: start seq {start} (index {p}) is after end seq {end} (index {q})"

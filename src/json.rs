@@ -100,10 +100,35 @@ impl JsString {
 
     /// Number of code points, counting one per lone surrogate.
     pub fn code_points(&self) -> usize {
-        self.as_wtf8()
-            .iter()
-            .filter(|b| (**b & 0xC0) != 0x80)
-            .count()
+        self.as_wtf8().iter().filter(|b| (**b & 0xC0) != 0x80).count()
+    }
+
+    /// The UTF-16 code units JavaScript sees (lone surrogates included).
+    pub fn utf16_units(&self) -> Vec<u16> {
+        let bytes = self.as_wtf8();
+        let mut units = Vec::with_capacity(bytes.len());
+        let mut at = 0;
+        while at < bytes.len() {
+            let lead = bytes[at];
+            let (len, init) = match lead {
+                0x00..=0x7F => (1, u32::from(lead)),
+                0xC0..=0xDF => (2, u32::from(lead & 0x1F)),
+                0xE0..=0xEF => (3, u32::from(lead & 0x0F)),
+                _ => (4, u32::from(lead & 0x07)),
+            };
+            let code = bytes[at + 1..(at + len).min(bytes.len())]
+                .iter()
+                .fold(init, |acc, b| (acc << 6) | u32::from(b & 0x3F));
+            at += len;
+            if code >= 0x10000 {
+                let c = code - 0x10000;
+                units.push(0xD800 | (c >> 10) as u16);
+                units.push(0xDC00 | (c & 0x3FF) as u16);
+            } else {
+                units.push(code as u16);
+            }
+        }
+        units
     }
 
     /// Whether the string is empty.
@@ -242,11 +267,10 @@ impl JsonObject {
 
     /// JavaScript lists array-index keys first, in ascending numeric order.
     fn order_like_js(&mut self) {
-        self.0
-            .sort_by_key(|(k, _)| match array_index_value(k.as_wtf8()) {
-                Some(n) => (0, n),
-                None => (1, 0),
-            });
+        self.0.sort_by_key(|(k, _)| match array_index_value(k.as_wtf8()) {
+            Some(n) => (0, n),
+            None => (1, 0),
+        });
     }
 }
 
@@ -272,6 +296,16 @@ impl FromIterator<(JsString, Json)> for JsonObject {
             object.insert(k, v);
         }
         object
+    }
+}
+
+/// Serialized through serde_json as the exact `JSON.stringify` text (lone surrogates kept).
+impl serde::Serialize for JsString {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut text = String::new();
+        write_string(self, &mut text);
+        let raw = serde_json::value::RawValue::from_string(text).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
     }
 }
 
@@ -358,9 +392,7 @@ impl Json {
     /// The value as a safe integer (`Number.isSafeInteger`).
     pub fn as_safe_integer(&self) -> Option<i64> {
         // A safe integer fits i64 exactly.
-        self.as_f64()
-            .filter(|n| is_safe_integer(*n))
-            .map(|n| n as i64)
+        self.as_f64().filter(|n| is_safe_integer(*n)).map(|n| n as i64)
     }
 
     /// The value as a non-negative safe integer that is not `-0`.
@@ -428,8 +460,7 @@ impl fmt::Display for Json {
 /// Serialized through serde_json as the exact `JSON.stringify` text (lone surrogates kept).
 impl serde::Serialize for Json {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let raw = serde_json::value::RawValue::from_string(self.to_js_string())
-            .map_err(serde::ser::Error::custom)?;
+        let raw = serde_json::value::RawValue::from_string(self.to_js_string()).map_err(serde::ser::Error::custom)?;
         raw.serialize(serializer)
     }
 }
@@ -593,8 +624,7 @@ impl Parser<'_> {
                 return self.fail();
             }
         }
-        let text = std::str::from_utf8(&self.bytes[start..self.at])
-            .map_err(|_| ParseError::Syntax(start))?;
+        let text = std::str::from_utf8(&self.bytes[start..self.at]).map_err(|_| ParseError::Syntax(start))?;
         // Rust's float parsing rounds to nearest like JavaScript's; overflow becomes infinity.
         text.parse::<f64>()
             .map(Json::Number)
@@ -608,9 +638,7 @@ impl Parser<'_> {
             .ok_or(ParseError::Syntax(self.at))?;
         let mut n = 0u32;
         for b in hex {
-            let d = (*b as char)
-                .to_digit(16)
-                .ok_or(ParseError::Syntax(self.at))?;
+            let d = (*b as char).to_digit(16).ok_or(ParseError::Syntax(self.at))?;
             n = n * 16 + d;
         }
         self.at += 4;
@@ -624,8 +652,7 @@ impl Parser<'_> {
         while let Some(&b) = self.bytes.get(self.at) {
             match b {
                 b'"' => {
-                    let s = std::str::from_utf8(&self.bytes[start..self.at])
-                        .map_err(|_| ParseError::Syntax(start))?;
+                    let s = std::str::from_utf8(&self.bytes[start..self.at]).map_err(|_| ParseError::Syntax(start))?;
                     self.at += 1;
                     return Ok(JsString::Utf8(s.into()));
                 }
@@ -669,21 +696,20 @@ impl Parser<'_> {
                         continue;
                     }
                     let unit = self.hex4()?;
-                    let code = if (0xD800..0xDC00).contains(&unit)
-                        && self.bytes.get(self.at..self.at + 2) == Some(b"\\u")
-                    {
-                        let save = self.at;
-                        self.at += 2;
-                        let low = self.hex4()?;
-                        if (0xDC00..0xE000).contains(&low) {
-                            0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                    let code =
+                        if (0xD800..0xDC00).contains(&unit) && self.bytes.get(self.at..self.at + 2) == Some(b"\\u") {
+                            let save = self.at;
+                            self.at += 2;
+                            let low = self.hex4()?;
+                            if (0xDC00..0xE000).contains(&low) {
+                                0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                            } else {
+                                self.at = save;
+                                unit
+                            }
                         } else {
-                            self.at = save;
                             unit
-                        }
-                    } else {
-                        unit
-                    };
+                        };
                     match char::from_u32(code) {
                         Some(c) => {
                             let mut tmp = [0u8; 4];
@@ -826,14 +852,18 @@ mod tests {
     fn lone_surrogates_survive_a_round_trip() {
         let text = r#"{"t":"a\ud83d","u":"\ude00b","pair":"\ud83d\ude00"}"#;
         let value = parse(text);
-        assert_eq!(
-            value.to_js_string(),
-            r#"{"t":"a\ud83d","u":"\ude00b","pair":"😀"}"#
-        );
+        assert_eq!(value.to_js_string(), r#"{"t":"a\ud83d","u":"\ude00b","pair":"😀"}"#);
         let t = value.get("t").and_then(Json::as_js_string).expect("string");
         assert_eq!(t.to_lossy(), "a\u{FFFD}");
         assert_eq!(t.code_points(), 2);
         assert!(t.as_str().is_none());
+    }
+
+    #[test]
+    fn utf16_units_match_javascript() {
+        let value = parse(r#""a\ud83d😀é""#);
+        let units = value.as_js_string().expect("string").utf16_units();
+        assert_eq!(units, [0x61, 0xD83D, 0xD83D, 0xDE00, 0xE9]);
     }
 
     #[test]
@@ -856,18 +886,12 @@ mod tests {
     #[test]
     fn strings_escape_like_javascript() {
         let value = Json::str("q\"\\\n\u{1}\u{7f}\u{2028}é");
-        assert_eq!(
-            value.to_js_string(),
-            "\"q\\\"\\\\\\n\\u0001\u{7f}\u{2028}é\""
-        );
+        assert_eq!(value.to_js_string(), "\"q\\\"\\\\\\n\\u0001\u{7f}\u{2028}é\"");
     }
 
     #[test]
     fn objects_keep_javascript_property_order() {
-        assert_eq!(
-            parse(r#"{"b":1,"a":2,"b":3}"#).to_js_string(),
-            r#"{"b":3,"a":2}"#
-        );
+        assert_eq!(parse(r#"{"b":1,"a":2,"b":3}"#).to_js_string(), r#"{"b":3,"a":2}"#);
         assert_eq!(
             parse(r#"{"b":1,"10":2,"2":3,"01":4}"#).to_js_string(),
             r#"{"2":3,"10":2,"b":1,"01":4}"#

@@ -24,9 +24,14 @@
 
 pub mod archive;
 pub mod corpus;
+pub mod documents;
 pub mod error;
+pub mod filters;
 pub mod fold;
 pub mod json;
 pub mod log;
+pub mod reads;
+pub mod reference;
+pub mod rpc;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

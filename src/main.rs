@@ -1,10 +1,15 @@
-//! The `dsh-session-search` command: load archives and read sessions from a terminal.
+//! The `dsh-session-search` command: load archives and read sessions from a terminal, or serve
+//! the library over JSON-RPC on stdio.
 
 use clap::{Parser, Subcommand};
 use dsh_session_search::archive::{Input, LoadOptions};
 use dsh_session_search::corpus::{Corpus, LoadReport};
-use dsh_session_search::error::Error;
-use std::io::{IsTerminal, Write};
+use dsh_session_search::error::{Error, ErrorCode};
+use dsh_session_search::filters::{EventFilter, SessionFilter};
+use dsh_session_search::fold::SurfaceLabel;
+use dsh_session_search::json::Json;
+use dsh_session_search::rpc::RpcServer;
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -13,7 +18,7 @@ use std::process::ExitCode;
 #[command(name = "dsh-session-search", version, about)]
 struct Cli {
     /// A persistence root folder, a `.jsonl` / `.jsonl.zstd` log or a DSH export ZIP (repeatable).
-    #[arg(long = "archive", short = 'a', value_name = "PATH", required = true)]
+    #[arg(long = "archive", short = 'a', value_name = "PATH", global = true)]
     archives: Vec<PathBuf>,
     /// Print machine-readable JSON (DSH's camelCase wire shapes) instead of text.
     #[arg(long, global = true)]
@@ -29,24 +34,74 @@ struct Cli {
 enum Command {
     /// List sessions, newest first.
     Sessions,
+    /// Show one session: header, title and how its events are labelled.
+    Show {
+        /// The session id.
+        id: String,
+    },
     /// List every event of a session with its surface label.
     Events {
         /// The session id.
         id: String,
+    },
+    /// Print one event in full, with optional neighbours.
+    Event {
+        /// The session id.
+        id: String,
+        /// The event's seq.
+        seq: u64,
+        /// Events before it to include (at most 50).
+        #[arg(long, default_value_t = 0)]
+        before: u64,
+        /// Events after it to include (at most 50).
+        #[arg(long, default_value_t = 0)]
+        after: u64,
     },
     /// Print a session's current model-facing surface.
     Surface {
         /// The session id.
         id: String,
     },
+    /// Trace a session's lineage, or with SEQ one event's replacements and sources.
+    Trace {
+        /// The session id.
+        id: String,
+        /// An event seq.
+        seq: Option<u64>,
+    },
+    /// Filter sessions, or with --session the documents of one session.
+    Filter {
+        /// Filter this session's documents instead of the session list.
+        #[arg(long)]
+        session: Option<String>,
+        /// Keep events of this type (repeatable).
+        #[arg(long = "type")]
+        types: Vec<String>,
+        /// Keep events with this label: current, shadowed, log-only (repeatable).
+        #[arg(long)]
+        surface: Vec<String>,
+        /// Keep documents containing this text (literal, case-insensitive, flexible whitespace).
+        #[arg(long)]
+        text: Option<String>,
+        /// Keep sessions with this cwd (repeatable; `-` for none).
+        #[arg(long)]
+        cwd: Vec<String>,
+        /// Keep sessions whose parent is this id (repeatable; `-` for root sessions).
+        #[arg(long)]
+        parent: Vec<String>,
+    },
     /// Print the load report: what loaded and what failed, with stable codes.
     Report,
+    /// Serve JSON-RPC 2.0 on stdin/stdout, one request per line.
+    Rpc,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
         Ok(code) => code,
+        // A closed pipe (`| head`) is the reader's choice, not a failure.
+        Err(error) if error.message == BROKEN_PIPE => ExitCode::SUCCESS,
         Err(error) => {
             if cli.json {
                 let body = serde_json::json!({ "error": { "code": error.code.as_str(), "message": error.message } });
@@ -59,7 +114,19 @@ fn main() -> ExitCode {
     }
 }
 
+const BROKEN_PIPE: &str = "broken pipe";
+
+fn io_error(e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return Error::new(ErrorCode::LoadIo, BROKEN_PIPE);
+    }
+    Error::new(ErrorCode::LoadIo, e.to_string())
+}
+
 fn run(cli: &Cli) -> Result<ExitCode, Error> {
+    if matches!(cli.command, Command::Rpc) {
+        return serve_rpc(cli);
+    }
     let options = LoadOptions {
         strict: cli.strict,
         ..LoadOptions::default()
@@ -76,11 +143,13 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
         }
     })?;
     let mut out = std::io::stdout().lock();
-    let result = match &cli.command {
-        Command::Sessions => print_sessions(&corpus, cli.json, &mut out),
+    let json = cli.json;
+    match &cli.command {
+        Command::Sessions => print_sessions(&corpus, json, &mut out),
+        Command::Show { id } => print_show(&corpus, id, json, &mut out)?,
         Command::Events { id } => {
             let events = corpus.list_events(id)?;
-            if cli.json {
+            if json {
                 writeln!(out, "{}", to_json(&events))
             } else {
                 events.iter().try_for_each(|e| {
@@ -95,32 +164,170 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 })
             }
         }
+        Command::Event { id, seq, before, after } => {
+            let window = corpus.read_event(id, *seq, *before, *after)?;
+            if json {
+                writeln!(out, "{}", to_json(&window))
+            } else {
+                let labels = corpus.list_events(id)?;
+                window.events.iter().try_for_each(|event| {
+                    let n = event.get("seq").and_then(Json::as_f64).unwrap_or_default() as usize;
+                    let marker = if n as u64 == *seq { ">" } else { " " };
+                    writeln!(out, "{marker}{n:>5}  {:<8}  {}", labels[n].surface.as_str(), event)
+                })
+            }
+        }
         Command::Surface { id } => {
             let surface = corpus.read_surface(id)?;
-            if cli.json {
+            if json {
                 writeln!(out, "{}", to_json(&surface))
             } else {
                 surface.events.iter().try_for_each(|event| {
-                    let seq = event
-                        .get("seq")
-                        .map(|s| s.to_js_string())
-                        .unwrap_or_default();
-                    let kind = event
-                        .get("type")
-                        .and_then(|t| t.as_str())
-                        .unwrap_or_default();
+                    let seq = event.get("seq").map(|s| s.to_js_string()).unwrap_or_default();
+                    let kind = event.get("type").and_then(|t| t.as_str()).unwrap_or_default();
                     writeln!(out, "{seq:>6}  {kind:<18}  {}", first_line(event))
                 })
             }
         }
-        Command::Report => print_report(&report, cli.json, &mut out),
-    };
-    result.map_err(|e| Error::new(dsh_session_search::error::ErrorCode::LoadIo, e.to_string()))?;
+        Command::Trace { id, seq: None } => {
+            let trace = corpus.trace_session(id)?;
+            if json {
+                writeln!(out, "{}", to_json(&trace))
+            } else {
+                print_lineage(&trace, &mut out)
+            }
+        }
+        Command::Trace { id, seq: Some(seq) } => {
+            let trace = corpus.trace_event(id, *seq)?;
+            if json {
+                writeln!(out, "{}", to_json(&trace))
+            } else {
+                writeln!(
+                    out,
+                    "event {} ({}, {})",
+                    trace.target.seq,
+                    trace.target.kind,
+                    trace.target.surface.as_str()
+                )
+                .and_then(|_| writeln!(out, "replaced by:     {:?}", trace.replaced_by))
+                .and_then(|_| writeln!(out, "replacement chain: {:?}", trace.replacement_chain))
+                .and_then(|_| writeln!(out, "replaced:        {:?}", trace.replaced_event_seqs))
+                .and_then(|_| {
+                    let sources: Vec<String> = trace.source_event_seqs.iter().map(Json::to_js_string).collect();
+                    writeln!(out, "sources:         [{}]", sources.join(", "))
+                })
+                .and_then(|_| writeln!(out, "derived:         {:?}", trace.derived_event_seqs))
+            }
+        }
+        Command::Filter {
+            session: Some(id),
+            types,
+            surface,
+            text,
+            ..
+        } => {
+            let mut filters = Vec::new();
+            if !types.is_empty() {
+                filters.push(EventFilter::Type(types.clone()));
+            }
+            if !surface.is_empty() {
+                filters.push(EventFilter::Surface(
+                    surface.iter().map(|s| parse_label(s)).collect::<Result<_, _>>()?,
+                ));
+            }
+            if let Some(text) = text {
+                filters.push(EventFilter::Text(text.clone()));
+            }
+            let documents = corpus.filter_events(id, &filters)?;
+            if json {
+                writeln!(out, "{}", to_json(&documents))
+            } else {
+                documents.iter().try_for_each(|d| {
+                    let text = d.text.to_lossy();
+                    let line = text
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(100)
+                        .collect::<String>();
+                    writeln!(out, "{:>6}  {:<8}  {:<18}  {line}", d.seq, d.surface.as_str(), d.kind)
+                })
+            }
+        }
+        Command::Filter {
+            session: None,
+            cwd,
+            parent,
+            ..
+        } => {
+            let nullable = |values: &[String]| values.iter().map(|v| (v != "-").then(|| v.clone())).collect::<Vec<_>>();
+            let mut filters = Vec::new();
+            if !cwd.is_empty() {
+                filters.push(SessionFilter::Cwd(nullable(cwd)));
+            }
+            if !parent.is_empty() {
+                filters.push(SessionFilter::Parent(nullable(parent)));
+            }
+            let records = corpus.filter_sessions(&filters);
+            if json {
+                writeln!(out, "{}", to_json(&records))
+            } else {
+                records.iter().try_for_each(|r| {
+                    writeln!(
+                        out,
+                        "{}  {}",
+                        r.header.id,
+                        r.header.cwd.as_deref().unwrap_or("(no cwd)")
+                    )
+                })
+            }
+        }
+        Command::Report => print_report(&report, json, &mut out),
+        Command::Rpc => Ok(()),
+    }
+    .map_err(io_error)?;
     if !report.failures.is_empty() && !matches!(cli.command, Command::Report) && show_progress {
         eprintln!(
             "{} input(s) failed to load; run `report` for details",
             report.failures.len()
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_label(label: &str) -> Result<SurfaceLabel, Error> {
+    match label {
+        "current" => Ok(SurfaceLabel::Current),
+        "shadowed" => Ok(SurfaceLabel::Shadowed),
+        "log-only" => Ok(SurfaceLabel::LogOnly),
+        other => Err(Error::new(
+            ErrorCode::QueryInvalidFilter,
+            format!("session surface filter contains unknown value \"{other}\""),
+        )),
+    }
+}
+
+/// JSON-RPC on stdio: archives given with `--archive` are loaded first.
+fn serve_rpc(cli: &Cli) -> Result<ExitCode, Error> {
+    let mut server = RpcServer::new();
+    if !cli.archives.is_empty() {
+        let paths: Vec<String> = cli.archives.iter().map(|p| p.display().to_string()).collect();
+        let request = serde_json::json!({ "jsonrpc": "2.0", "id": 0, "method": "load", "params": [paths, { "strict": cli.strict }] });
+        server.handle_line(&request.to_string());
+    }
+    let stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lines() {
+        let line = line.map_err(io_error)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Some(response) = server.handle_line(&line) {
+            writeln!(stdout, "{response}")
+                .and_then(|_| stdout.flush())
+                .map_err(io_error)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -136,23 +343,94 @@ fn print_sessions(corpus: &Corpus, json: bool, out: &mut impl Write) -> std::io:
     }
     for record in records {
         let header = &record.header;
-        let entry = corpus.get(&header.id);
-        let events = entry.map(|e| e.log.events.len()).unwrap_or_default();
+        let events = corpus.list_events(&header.id).map(|e| e.len()).unwrap_or_default();
+        let title = corpus
+            .read_title(&header.id)
+            .ok()
+            .flatten()
+            .and_then(|t| t.title.as_js_string().map(|s| s.to_lossy().into_owned()));
         let parent = header
             .parent_session
             .as_deref()
-            .map(|p| format!("  parent {p}"))
+            .map(|p| format!("  ↳ {p}"))
             .unwrap_or_default();
         writeln!(
             out,
-            "{}  {:>5} events  {}{}",
+            "{}  {:>5} events  {}  {}{}",
             header.id,
             events,
             header.cwd.as_deref().unwrap_or("(no cwd)"),
+            title.unwrap_or_default(),
             parent
         )?;
     }
     Ok(())
+}
+
+fn print_show(corpus: &Corpus, id: &str, json: bool, out: &mut impl Write) -> Result<std::io::Result<()>, Error> {
+    let session = corpus.read_session(id)?;
+    let title = corpus.read_title(id)?;
+    let events = corpus.list_events(id)?;
+    if json {
+        let body = format!(
+            "{{\"session\":{},\"title\":{},\"events\":{}}}",
+            to_json(&session.session),
+            to_json(&title),
+            to_json(&events)
+        );
+        return Ok(writeln!(out, "{body}"));
+    }
+    let count = |label: SurfaceLabel| events.iter().filter(|e| e.surface == label).count();
+    let header = &session.session;
+    Ok(writeln!(out, "id:          {}", header.id)
+        .and_then(|_| writeln!(out, "created:     {} (epoch ms)", header.created_at))
+        .and_then(|_| writeln!(out, "cwd:         {}", header.cwd.as_deref().unwrap_or("(none)")))
+        .and_then(|_| {
+            writeln!(
+                out,
+                "parent:      {}",
+                header.parent_session.as_deref().unwrap_or("(none)")
+            )
+        })
+        .and_then(|_| {
+            let text = title
+                .as_ref()
+                .and_then(|t| t.title.as_js_string())
+                .map(|t| t.to_lossy().into_owned());
+            writeln!(out, "title:       {}", text.unwrap_or_else(|| "(none)".into()))
+        })
+        .and_then(|_| {
+            writeln!(
+                out,
+                "events:      {} ({} current, {} shadowed, {} log-only)",
+                events.len(),
+                count(SurfaceLabel::Current),
+                count(SurfaceLabel::Shadowed),
+                count(SurfaceLabel::LogOnly)
+            )
+        }))
+}
+
+fn print_lineage(trace: &dsh_session_search::reads::SessionTrace, out: &mut impl Write) -> std::io::Result<()> {
+    for ancestor in trace.ancestors.iter().rev() {
+        writeln!(out, "ancestor  {}", ancestor.header.id)?;
+    }
+    if let Some(missing) = &trace.unresolved_parent_id {
+        writeln!(out, "ancestor  {missing} (not in the corpus: lineage incomplete)")?;
+    }
+    writeln!(out, "target    {}", trace.target.header.id)?;
+    fn walk(
+        nodes: &[dsh_session_search::reads::LineageNode],
+        depth: usize,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
+        for node in nodes {
+            writeln!(out, "{}└ {}", "  ".repeat(depth), node.session.header.id)?;
+            walk(&node.descendants, depth + 1, out)?;
+        }
+        Ok(())
+    }
+    walk(&trace.descendants, 1, out)
 }
 
 fn print_report(report: &LoadReport, json: bool, out: &mut impl Write) -> std::io::Result<()> {
@@ -180,17 +458,13 @@ fn print_report(report: &LoadReport, json: bool, out: &mut impl Write) -> std::i
             .as_deref()
             .map(|id| format!(" [{id}]"))
             .unwrap_or_default();
-        writeln!(
-            out,
-            "  {}  {}{}: {}",
-            failure.code, failure.path, id, failure.message
-        )?;
+        writeln!(out, "  {}  {}{}: {}", failure.code, failure.path, id, failure.message)?;
     }
     Ok(())
 }
 
 /// The first line of an event's visible text, for the human-readable surface view.
-fn first_line(event: &dsh_session_search::json::Json) -> String {
+fn first_line(event: &Json) -> String {
     let data = event.get("data");
     let message = match event.get("type").and_then(|t| t.as_str()) {
         Some("user/message") => data,
@@ -199,16 +473,9 @@ fn first_line(event: &dsh_session_search::json::Json) -> String {
     let text = message
         .and_then(|m| m.get("content"))
         .and_then(|c| c.as_array())
-        .and_then(|blocks| {
-            blocks
-                .iter()
-                .find_map(|b| b.get("text").and_then(|t| t.as_js_string()))
-        })
+        .and_then(|blocks| blocks.iter().find_map(|b| b.get("text").and_then(|t| t.as_js_string())))
         .map(|t| t.to_lossy().into_owned())
         .unwrap_or_default();
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default();
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
     line.chars().take(100).collect()
 }

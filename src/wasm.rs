@@ -14,11 +14,7 @@ impl From<Error> for JsValue {
     fn from(error: Error) -> JsValue {
         let js = js_sys::Error::new(&error.message);
         // Setting a property on a fresh Error object cannot fail.
-        let _ = js_sys::Reflect::set(
-            &js,
-            &JsValue::from_str("code"),
-            &JsValue::from_str(error.code.as_str()),
-        );
+        let _ = js_sys::Reflect::set(&js, &JsValue::from_str("code"), &JsValue::from_str(error.code.as_str()));
         js.into()
     }
 }
@@ -44,21 +40,12 @@ impl SessionSearch {
 
     /// Loads one file (a ZIP, `.jsonl` or `.jsonl.zstd`). Returns the load report as JSON text.
     #[wasm_bindgen(js_name = loadFile)]
-    pub fn load_file(
-        &mut self,
-        name: String,
-        bytes: Vec<u8>,
-        strict: bool,
-    ) -> Result<String, JsValue> {
+    pub fn load_file(&mut self, name: String, bytes: Vec<u8>, strict: bool) -> Result<String, JsValue> {
         let options = LoadOptions {
             strict,
             ..LoadOptions::default()
         };
-        to_json(
-            &self
-                .corpus
-                .load(vec![Input::File { name, bytes }], &options)?,
-        )
+        to_json(&self.corpus.load(vec![Input::File { name, bytes }], &options)?)
     }
 
     /// Loads a dropped folder given as parallel lists of relative paths and contents.
@@ -74,19 +61,12 @@ impl SessionSearch {
         if paths.len() != contents.len() {
             return Err(js_sys::Error::new("paths and contents must have the same length").into());
         }
-        let entries = paths
-            .into_iter()
-            .zip(contents.iter().map(Uint8Array::to_vec))
-            .collect();
+        let entries = paths.into_iter().zip(contents.iter().map(Uint8Array::to_vec)).collect();
         let options = LoadOptions {
             strict,
             ..LoadOptions::default()
         };
-        to_json(
-            &self
-                .corpus
-                .load(vec![Input::Entries { name, entries }], &options)?,
-        )
+        to_json(&self.corpus.load(vec![Input::Entries { name, entries }], &options)?)
     }
 
     /// DSH's `listSessions`, as JSON text.

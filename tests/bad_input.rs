@@ -1,5 +1,6 @@
 //! Hostile and damaged inputs: each gets its stable code in the load report while the valid
 //! sessions loaded beside it stay available.
+#![cfg(not(target_arch = "wasm32"))]
 
 use dsh_session_search::archive::{Input, LoadOptions};
 use dsh_session_search::corpus::{Corpus, LoadReport};
@@ -36,10 +37,7 @@ fn raw_log(id: &str, lines: &[String]) -> Vec<u8> {
 
 /// DSH's zstd layout: the header in its own frame, then one frame per batch of lines.
 fn zstd_log(id: &str, batches: &[&[String]]) -> Vec<u8> {
-    let mut out = compress_to_vec(
-        format!("{}\n", header(id)).as_bytes(),
-        CompressionLevel::Fastest,
-    );
+    let mut out = compress_to_vec(format!("{}\n", header(id)).as_bytes(), CompressionLevel::Fastest);
     for batch in batches {
         let text: String = batch.iter().map(|l| format!("{l}\n")).collect();
         out.extend(compress_to_vec(text.as_bytes(), CompressionLevel::Fastest));
@@ -48,10 +46,7 @@ fn zstd_log(id: &str, batches: &[&[String]]) -> Vec<u8> {
 }
 
 fn root_entry(id: &str, zstd: bool) -> String {
-    format!(
-        "{PROJECT}/{id}/session.jsonl{}",
-        if zstd { ".zstd" } else { "" }
-    )
+    format!("{PROJECT}/{id}/session.jsonl{}", if zstd { ".zstd" } else { "" })
 }
 
 fn load(inputs: Vec<Input>, options: LoadOptions) -> (Corpus, LoadReport) {
@@ -69,11 +64,7 @@ fn code_of(report: &LoadReport, path_part: &str) -> Option<ErrorCode> {
 }
 
 /// Loads `bad` beside one valid session and returns the bad one's code.
-fn code_beside_a_valid_session(
-    bad_path: &str,
-    bad: Vec<u8>,
-    options: LoadOptions,
-) -> Option<ErrorCode> {
+fn code_beside_a_valid_session(bad_path: &str, bad: Vec<u8>, options: LoadOptions) -> Option<ErrorCode> {
     // The valid session uses the same encoding: a root holds one.
     let zstd = bad_path.ends_with(".zstd");
     let good = if zstd {
@@ -112,11 +103,7 @@ fn truncated_final_frame_is_a_torn_tail_not_an_error() {
     let lines = turn_lines();
     let mut bytes = zstd_log("torn", &[&lines[..2], &lines[2..]]);
     // Cut the last frame (the `turn/end` batch) inside its first block.
-    let last_frame = compress_to_vec(
-        format!("{}\n", lines[2]).as_bytes(),
-        CompressionLevel::Fastest,
-    )
-    .len();
+    let last_frame = compress_to_vec(format!("{}\n", lines[2]).as_bytes(), CompressionLevel::Fastest).len();
     bytes.truncate(bytes.len() - last_frame + 10);
     let entries = vec![(root_entry("torn", true), bytes)];
     let (corpus, report) = load(
@@ -142,11 +129,11 @@ fn truncated_final_frame_is_a_torn_tail_not_an_error() {
 }
 
 #[test]
-fn a_file_without_one_complete_frame_is_corrupt() {
+fn a_file_without_one_complete_frame_has_no_header() {
     let bytes = zstd_log("bad", &[])[..6].to_vec();
     assert_eq!(
         code_beside_a_valid_session(&root_entry("bad", true), bytes, LoadOptions::default()),
-        Some(ErrorCode::LoadCorrupt)
+        Some(ErrorCode::LoadInvalidHeader)
     );
 }
 
@@ -161,7 +148,7 @@ fn skippable_or_foreign_bytes_are_a_corrupt_frame() {
 }
 
 #[test]
-fn a_damaged_line_before_the_last_turn_end_is_corrupt() {
+fn a_damaged_line_before_the_last_turn_end_is_damage() {
     let mut lines = turn_lines();
     lines.insert(2, "{\"type\":\"step/sta".into());
     assert_eq!(
@@ -170,7 +157,7 @@ fn a_damaged_line_before_the_last_turn_end_is_corrupt() {
             raw_log("bad", &lines),
             LoadOptions::default()
         ),
-        Some(ErrorCode::LoadCorrupt)
+        Some(ErrorCode::LoadDamaged)
     );
 }
 
@@ -193,16 +180,11 @@ fn a_damaged_line_after_the_last_turn_end_is_dropped() {
 #[test]
 fn a_foreign_version_is_refused_as_unsupported() {
     let bytes = raw_log("bad", &turn_lines());
-    let text =
-        String::from_utf8(bytes)
-            .expect("utf8")
-            .replacen("\"version\":0", "\"version\":2", 1);
+    let text = String::from_utf8(bytes)
+        .expect("utf8")
+        .replacen("\"version\":0", "\"version\":2", 1);
     assert_eq!(
-        code_beside_a_valid_session(
-            &root_entry("bad", false),
-            text.into_bytes(),
-            LoadOptions::default()
-        ),
+        code_beside_a_valid_session(&root_entry("bad", false), text.into_bytes(), LoadOptions::default()),
         Some(ErrorCode::LoadUnsupportedVersion)
     );
 }
@@ -305,8 +287,7 @@ fn an_identical_copy_is_a_duplicate_and_a_longer_copy_replaces() {
 
 fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
     let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
     for (name, bytes) in entries {
         writer.start_file(*name, options).expect("entry");
         writer.write_all(bytes).expect("write");
@@ -333,7 +314,7 @@ fn a_zip_with_junk_entries_loads_its_logs() {
     assert!(corpus.get("root").is_some());
     assert_eq!(report.inputs[0].media, 1);
     // The traversal-looking name is only a name: it is read as a log and fails as one.
-    assert_eq!(code_of(&report, "passwd"), Some(ErrorCode::LoadCorrupt));
+    assert_eq!(code_of(&report, "passwd"), Some(ErrorCode::LoadInvalidHeader));
 }
 
 #[test]
@@ -358,10 +339,7 @@ fn decompression_bombs_hit_the_limit() {
         ..Default::default()
     };
     // A zstd log whose second frame expands to 8 MiB.
-    let mut bomb = compress_to_vec(
-        format!("{}\n", header("bomb")).as_bytes(),
-        CompressionLevel::Fastest,
-    );
+    let mut bomb = compress_to_vec(format!("{}\n", header("bomb")).as_bytes(), CompressionLevel::Fastest);
     bomb.extend(compress_to_vec(
         vec![b' '; 8 << 20].as_slice(),
         CompressionLevel::Fastest,
@@ -427,9 +405,7 @@ fn strict_mode_fails_the_whole_load_and_keeps_the_corpus() {
         name: "good.jsonl".into(),
         bytes: raw_log("good", &turn_lines()),
     };
-    corpus
-        .load(vec![good], &LoadOptions::default())
-        .expect("loads");
+    corpus.load(vec![good], &LoadOptions::default()).expect("loads");
     let bad = Input::File {
         name: "bad.jsonl".into(),
         bytes: b"not a log".to_vec(),
@@ -448,9 +424,6 @@ fn strict_mode_fails_the_whole_load_and_keeps_the_corpus() {
         )
         .expect_err("strict");
     assert_eq!(error.code, ErrorCode::QueryPersistenceFailed);
-    assert!(
-        corpus.get("other").is_none(),
-        "a failed strict load publishes nothing"
-    );
+    assert!(corpus.get("other").is_none(), "a failed strict load publishes nothing");
     assert!(corpus.get("good").is_some());
 }

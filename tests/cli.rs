@@ -1,4 +1,5 @@
 //! The command-line program end to end: real processes on fixture logs.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::process::Command;
 
@@ -15,20 +16,12 @@ fn run(args: &[&str]) -> (bool, String, String) {
 }
 
 fn fixture(name: &str) -> String {
-    format!(
-        "{}/tests/fixtures/spec/{name}.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    format!("{}/tests/fixtures/spec/{name}.jsonl", env!("CARGO_MANIFEST_DIR"))
 }
 
 #[test]
 fn events_lists_labels_in_seq_order() {
-    let (ok, stdout, _) = run(&[
-        "--archive",
-        &fixture("compaction_shadows_prefix"),
-        "events",
-        "s-7-2",
-    ]);
+    let (ok, stdout, _) = run(&["--archive", &fixture("compaction_shadows_prefix"), "events", "s-7-2"]);
     assert!(ok);
     let labels: Vec<&str> = stdout
         .lines()
@@ -37,21 +30,14 @@ fn events_lists_labels_in_seq_order() {
     assert_eq!(
         labels,
         [
-            "shadowed", "shadowed", "current", "current", "log-only", "log-only", "current",
-            "log-only", "current"
+            "shadowed", "shadowed", "current", "current", "log-only", "log-only", "current", "log-only", "current"
         ]
     );
 }
 
 #[test]
 fn json_output_uses_dsh_wire_shapes() {
-    let (ok, stdout, _) = run(&[
-        "--archive",
-        &fixture("plain_appends"),
-        "--json",
-        "surface",
-        "s-7-1",
-    ]);
+    let (ok, stdout, _) = run(&["--archive", &fixture("plain_appends"), "--json", "surface", "s-7-1"]);
     assert!(ok);
     let surface: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
     assert_eq!(surface["session"]["id"], "s-7-1");
@@ -69,10 +55,7 @@ fn report_shows_failures_with_stable_codes() {
         "report",
     ]);
     assert!(ok, "a non-strict load succeeds with failures in the report");
-    assert!(
-        stdout.contains("SESSION_LOAD_UNSUPPORTED_VERSION"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("SESSION_LOAD_UNSUPPORTED_VERSION"), "{stdout}");
     assert!(stdout.contains("loaded 1 sessions"), "{stdout}");
 }
 
@@ -80,10 +63,7 @@ fn report_shows_failures_with_stable_codes() {
 fn errors_print_the_code_and_exit_non_zero() {
     let (ok, _, stderr) = run(&["--archive", &fixture("plain_appends"), "events", "nope"]);
     assert!(!ok);
-    assert!(
-        stderr.contains("SESSION_QUERY_SESSION_NOT_FOUND"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("SESSION_QUERY_SESSION_NOT_FOUND"), "{stderr}");
     let (ok, stdout, _) = run(&[
         "--archive",
         &fixture("future_version"),

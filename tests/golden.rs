@@ -1,5 +1,6 @@
 //! Golden fixtures: the spec's worked examples and invalid logs, each loaded and compared with
 //! `tests/fixtures/expected/<name>.json`. `UPDATE_EXPECT=1 cargo test --test golden` rewrites them.
+#![cfg(not(target_arch = "wasm32"))]
 
 use dsh_session_search::archive::{Input, LoadOptions};
 use dsh_session_search::corpus::Corpus;
@@ -30,14 +31,11 @@ fn observe(name: &str, bytes: Vec<u8>) -> Value {
         .iter()
         .map(|e| json!(format!("{} {} {}", e.seq, e.kind, e.surface.as_str())))
         .collect();
-    let synthetic: Vec<Value> = entry.log.events
-        [entry.log.events.len() - session.synthetic_closers..]
+    let synthetic: Vec<Value> = entry.log.events[entry.log.events.len() - session.synthetic_closers..]
         .iter()
         .map(|e| {
-            serde_json::from_str(
-                &dsh_session_search::json::Json::Object(e.as_json().clone()).to_js_string(),
-            )
-            .expect("valid JSON")
+            serde_json::from_str(&dsh_session_search::json::Json::Object(e.as_json().clone()).to_js_string())
+                .expect("valid JSON")
         })
         .collect();
     json!({
@@ -51,8 +49,7 @@ fn observe(name: &str, bytes: Vec<u8>) -> Value {
 
 fn check(name: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let bytes =
-        std::fs::read(root.join("spec").join(format!("{name}.jsonl"))).expect("fixture exists");
+    let bytes = std::fs::read(root.join("spec").join(format!("{name}.jsonl"))).expect("fixture exists");
     let actual = observe(&format!("{name}.jsonl"), bytes);
     let expected_path = root.join("expected").join(format!("{name}.json"));
     if std::env::var_os("UPDATE_EXPECT").is_some() {
@@ -65,16 +62,10 @@ fn check(name: &str) {
         return;
     }
     let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(&expected_path)
-            .unwrap_or_else(|_| panic!("missing {}", expected_path.display())),
+        &std::fs::read_to_string(&expected_path).unwrap_or_else(|_| panic!("missing {}", expected_path.display())),
     )
     .expect("expected file is JSON");
-    assert_eq!(
-        actual,
-        expected,
-        "{name} differs from {}",
-        expected_path.display()
-    );
+    assert_eq!(actual, expected, "{name} differs from {}", expected_path.display());
 }
 
 macro_rules! golden {

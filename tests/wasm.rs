@@ -46,11 +46,7 @@ fn zstd_root_loads_with_dsh_labels() {
             .expect("loads"),
     )
     .expect("report");
-    assert_eq!(
-        report["failures"].as_array().map(Vec::len),
-        Some(0),
-        "{report}"
-    );
+    assert_eq!(report["failures"].as_array().map(Vec::len), Some(0), "{report}");
     let events = search.list_events("s-7-2").expect("listed");
     assert_eq!(
         labels(&events),
@@ -83,9 +79,6 @@ fn errors_reach_javascript_with_their_code() {
     let search = SessionSearch::new();
     let error = search.list_events("missing").expect_err("no such session");
     let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
-    assert_eq!(
-        code.as_string().as_deref(),
-        Some("SESSION_QUERY_SESSION_NOT_FOUND")
-    );
+    assert_eq!(code.as_string().as_deref(), Some("SESSION_QUERY_SESSION_NOT_FOUND"));
     assert!(error.dyn_ref::<js_sys::Error>().is_some());
 }

@@ -8,13 +8,18 @@ fn is_safe_unit(unit: u16) -> bool {
 
 /// The session directory name for an id: unsafe UTF-16 code units (and `~`) as `~XXXX`.
 pub fn session_dir_name(id: &str) -> String {
-    match id {
-        "." => return "~002E".into(),
-        ".." => return "~002E~002E".into(),
+    session_dir_name_of_units(&id.encode_utf16().collect::<Vec<_>>())
+}
+
+/// [`session_dir_name`] over raw UTF-16 code units (ids may hold lone surrogates).
+pub fn session_dir_name_of_units(units: &[u16]) -> String {
+    match units {
+        [0x2E] => return "~002E".into(),
+        [0x2E, 0x2E] => return "~002E~002E".into(),
         _ => {}
     }
-    let mut out = String::with_capacity(id.len());
-    for unit in id.encode_utf16() {
+    let mut out = String::with_capacity(units.len());
+    for &unit in units {
         if is_safe_unit(unit) {
             out.push(char::from(unit as u8));
         } else {
@@ -82,10 +87,7 @@ mod tests {
     #[test]
     fn project_names_follow_the_spec_examples() {
         assert_eq!(project_dir_name(Some("/home/dev/app")), "--home-dev-app--");
-        assert_eq!(
-            project_dir_name(Some("C:\\Users\\me\\proj")),
-            "--C-Users-me-proj--"
-        );
+        assert_eq!(project_dir_name(Some("C:\\Users\\me\\proj")), "--C-Users-me-proj--");
         assert_eq!(project_dir_name(Some("/home/a b")), "--home-a~0020b--");
         assert_eq!(project_dir_name(Some("/")), "--root--");
         assert_eq!(project_dir_name(Some("/x//y:\\z~")), "--x-y-z~007E--");

@@ -154,9 +154,7 @@ fn is_log_name(name: &str) -> bool {
 }
 
 fn is_zip(name: &str, bytes: &[u8]) -> bool {
-    bytes.starts_with(ZIP_MAGIC)
-        || bytes.starts_with(EMPTY_ZIP_MAGIC)
-        || name.to_ascii_lowercase().ends_with(".zip")
+    bytes.starts_with(ZIP_MAGIC) || bytes.starts_with(EMPTY_ZIP_MAGIC) || name.to_ascii_lowercase().ends_with(".zip")
 }
 
 /// Collects every log file from `inputs`. Never fails as a whole: problems become failures.
@@ -195,11 +193,7 @@ pub fn gather(inputs: Vec<Input>, options: &LoadOptions) -> Gathered {
                         } else {
                             format!("{path}/")
                         };
-                        tree.extend(
-                            entries
-                                .into_iter()
-                                .map(|(p, b)| (format!("{prefix}{p}"), b)),
-                        );
+                        tree.extend(entries.into_iter().map(|(p, b)| (format!("{prefix}{p}"), b)));
                     }
                     Err(e) => gathered.failures.push(FileFailure {
                         input: label.clone(),
@@ -219,12 +213,7 @@ pub fn gather(inputs: Vec<Input>, options: &LoadOptions) -> Gathered {
 }
 
 /// Sorts one input's files into logs (with their location binding), media and the rest.
-fn classify(
-    label: &str,
-    tree: Vec<(String, Vec<u8>)>,
-    summary: &mut InputSummary,
-    gathered: &mut Gathered,
-) {
+fn classify(label: &str, tree: Vec<(String, Vec<u8>)>, summary: &mut InputSummary, gathered: &mut Gathered) {
     let mut logs = Vec::new();
     for (path, bytes) in tree {
         let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
@@ -262,7 +251,8 @@ fn classify(
                 input: label.into(),
                 path: path.clone(),
                 code: ErrorCode::LoadLayout,
-                message: "a legacy flat log directly inside a project directory is not part of the persistence layout".into(),
+                message: "a legacy flat log directly inside a project directory is not part of the persistence layout"
+                    .into(),
             });
             continue;
         } else if n >= 3 && parts[n - 3] == "subagents" && name == "session.jsonl" {
@@ -308,9 +298,7 @@ fn classify(
                     input: label.into(),
                     path: log.path.clone(),
                     code: ErrorCode::LoadLayout,
-                    message:
-                        "a persistence root holds one encoding, and this log uses the other one"
-                            .into(),
+                    message: "a persistence root holds one encoding, and this log uses the other one".into(),
                 });
                 continue;
             }
@@ -373,11 +361,7 @@ fn unzip(bytes: &[u8], options: &LoadOptions) -> Result<Vec<(String, Vec<u8>)>, 
 
 /// Reads a file or walks a folder on disk (only log files and ZIPs are read).
 #[cfg(not(target_arch = "wasm32"))]
-fn read_path(
-    path: &std::path::Path,
-    label: &str,
-    failures: &mut Vec<FileFailure>,
-) -> Option<FileList> {
+fn read_path(path: &std::path::Path, label: &str, failures: &mut Vec<FileFailure>) -> Option<FileList> {
     let io_failure = |path: String, e: std::io::Error| FileFailure {
         input: label.into(),
         path,

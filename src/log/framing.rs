@@ -20,7 +20,10 @@ const ZSTD_MAGIC: u32 = 0xFD2F_B528;
 /// Splits a raw `.jsonl` file.
 pub(crate) fn frame_raw(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, LogFault> {
     let Some(header_end) = memchr(b'\n', bytes) else {
-        return Err(LogFault::corrupt("empty or header-less session log"));
+        return Err(LogFault::new(
+            ErrorCode::LoadInvalidHeader,
+            "empty or header-less session log",
+        ));
     };
     let mut scanner = LineScanner::new(limits);
     scanner.write(&bytes[header_end + 1..])?;
@@ -36,14 +39,15 @@ pub(crate) fn frame_raw(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, Log
 pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, LogFault> {
     let scan = scan_frames(bytes)?;
     let Some(first) = scan.frames.first() else {
-        return Err(LogFault::corrupt(
+        return Err(LogFault::new(
+            ErrorCode::LoadInvalidHeader,
             "empty or header-less Zstandard session log",
         ));
     };
     let mut budget = limits.max_decompressed_bytes;
     let header = decode_frame(&bytes[first.0..first.1], &mut budget)?;
     if header.last() != Some(&b'\n') || memchr(b'\n', &header) != Some(header.len() - 1) {
-        return Err(LogFault::corrupt(
+        return Err(LogFault::damaged(
             "the first Zstandard frame is not exactly one header line",
         ));
     }
@@ -52,7 +56,7 @@ pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, Lo
         scanner.write(&decode_frame(&bytes[start..end], &mut budget)?)?;
     }
     if !scanner.pending.is_empty() || scanner.issue.is_some() {
-        return Err(LogFault::corrupt(
+        return Err(LogFault::damaged(
             "a complete Zstandard frame holds a damaged or unterminated JSONL record",
         ));
     }
@@ -73,6 +77,25 @@ pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, Lo
     })
 }
 
+/// Only the header line (without its LF): the first line, or the first frame's plaintext.
+pub(crate) fn header_line(bytes: &[u8], zstd: bool, limits: &ReadLimits) -> Result<Vec<u8>, LogFault> {
+    if !zstd {
+        let end = memchr(b'\n', bytes).ok_or_else(|| LogFault::new(ErrorCode::LoadInvalidHeader, "no header line"))?;
+        return Ok(bytes[..end].to_vec());
+    }
+    let scan = scan_frames_up_to(bytes, 1)?;
+    let &(start, end) = scan
+        .frames
+        .first()
+        .ok_or_else(|| LogFault::new(ErrorCode::LoadInvalidHeader, "no complete Zstandard frame"))?;
+    let mut budget = limits.max_decompressed_bytes;
+    let mut line = decode_frame(&bytes[start..end], &mut budget)?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    Ok(line)
+}
+
 struct FrameScan {
     frames: Vec<(usize, usize)>,
     torn_start: Option<usize>,
@@ -80,6 +103,11 @@ struct FrameScan {
 
 /// Locates complete frames structurally, without decompressing.
 fn scan_frames(bytes: &[u8]) -> Result<FrameScan, LogFault> {
+    scan_frames_up_to(bytes, usize::MAX)
+}
+
+/// Locates at most `max_frames` complete frames.
+fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFault> {
     let mut frames = Vec::new();
     let mut at = 0usize;
     let torn = |frames, start| {
@@ -95,9 +123,7 @@ fn scan_frames(bytes: &[u8]) -> Result<FrameScan, LogFault> {
         }
         let magic = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
         if magic != ZSTD_MAGIC {
-            return Err(LogFault::frame(format!(
-                "invalid Zstandard frame magic at byte {at}"
-            )));
+            return Err(LogFault::frame(format!("invalid Zstandard frame magic at byte {at}")));
         }
         at += 4;
         let Some(&descriptor) = bytes.get(at) else {
@@ -105,10 +131,7 @@ fn scan_frames(bytes: &[u8]) -> Result<FrameScan, LogFault> {
         };
         at += 1;
         if descriptor & 0x18 != 0 {
-            return Err(LogFault::frame(format!(
-                "reserved frame-header bit at byte {}",
-                at - 1
-            )));
+            return Err(LogFault::frame(format!("reserved frame-header bit at byte {}", at - 1)));
         }
         let content_size_flag = descriptor >> 6;
         let single_segment = descriptor & 0x20 != 0;
@@ -130,22 +153,13 @@ fn scan_frames(bytes: &[u8]) -> Result<FrameScan, LogFault> {
             if bytes.len() - at < 3 {
                 return torn(frames, start);
             }
-            let header = u32::from(bytes[at])
-                | u32::from(bytes[at + 1]) << 8
-                | u32::from(bytes[at + 2]) << 16;
+            let header = u32::from(bytes[at]) | u32::from(bytes[at + 1]) << 8 | u32::from(bytes[at + 2]) << 16;
             at += 3;
             let block_type = (header >> 1) & 3;
             if block_type == 3 {
-                return Err(LogFault::frame(format!(
-                    "reserved block type at byte {}",
-                    at - 3
-                )));
+                return Err(LogFault::frame(format!("reserved block type at byte {}", at - 3)));
             }
-            let payload = if block_type == 1 {
-                1
-            } else {
-                (header >> 3) as usize
-            };
+            let payload = if block_type == 1 { 1 } else { (header >> 3) as usize };
             if bytes.len() - at < payload {
                 return torn(frames, start);
             }
@@ -161,6 +175,9 @@ fn scan_frames(bytes: &[u8]) -> Result<FrameScan, LogFault> {
             at += 4;
         }
         frames.push((start, at));
+        if frames.len() == max_frames {
+            break;
+        }
     }
     Ok(FrameScan {
         frames,
@@ -170,9 +187,7 @@ fn scan_frames(bytes: &[u8]) -> Result<FrameScan, LogFault> {
 
 /// Decodes one structurally complete frame and verifies its checksum.
 fn decode_frame(frame: &[u8], budget: &mut u64) -> Result<Vec<u8>, LogFault> {
-    let fail = |e: &dyn std::fmt::Display| {
-        LogFault::frame(format!("Zstandard frame failed validation: {e}"))
-    };
+    let fail = |e: &dyn std::fmt::Display| LogFault::frame(format!("Zstandard frame failed validation: {e}"));
     let mut decoder = FrameDecoder::new();
     let mut source = frame;
     decoder.init(&mut source).map_err(|e| fail(&e))?;
@@ -190,10 +205,8 @@ fn decode_frame(frame: &[u8], budget: &mut u64) -> Result<Vec<u8>, LogFault> {
     decoder.collect_to_writer(&mut out).map_err(|e| fail(&e))?;
     take_budget(budget, out.len() as u64)?;
     *budget -= out.len() as u64;
-    if let (Some(stored), Some(computed)) = (
-        decoder.get_checksum_from_data(),
-        decoder.get_calculated_checksum(),
-    ) && stored != computed
+    if let (Some(stored), Some(computed)) = (decoder.get_checksum_from_data(), decoder.get_calculated_checksum())
+        && stored != computed
     {
         return Err(LogFault::frame("Zstandard frame checksum mismatch"));
     }
@@ -238,14 +251,9 @@ fn decode_torn_frame(torn: &[u8], budget: &mut u64) -> Result<Option<Vec<u8>>, L
     let mut at = header_len;
     let mut tail_raw: &[u8] = &[];
     while torn.len() - at >= 3 {
-        let header =
-            u32::from(torn[at]) | u32::from(torn[at + 1]) << 8 | u32::from(torn[at + 2]) << 16;
+        let header = u32::from(torn[at]) | u32::from(torn[at + 1]) << 8 | u32::from(torn[at + 2]) << 16;
         let block_type = (header >> 1) & 3;
-        let payload = if block_type == 1 {
-            1
-        } else {
-            (header >> 3) as usize
-        };
+        let payload = if block_type == 1 { 1 } else { (header >> 3) as usize };
         if torn.len() - at - 3 < payload {
             if block_type == 0 {
                 tail_raw = &torn[at + 3..];
@@ -359,24 +367,20 @@ impl<'a> LineScanner<'a> {
             Ok(value) => decode_storage_record(value).ok(),
         };
         let Some(decoded) = decoded else {
-            self.issue.get_or_insert_with(|| {
-                format!("unparsable committed event at line {}", self.line_number)
-            });
+            self.issue
+                .get_or_insert_with(|| format!("unparsable committed event at line {}", self.line_number));
             return Ok(());
         };
         // A `null` line breaks DSH's reader outright.
         if decoded.iter().any(|e| matches!(e, Json::Null)) {
-            return Err(LogFault::corrupt(format!(
-                "a null record at line {}",
-                self.line_number
-            )));
+            return Err(LogFault::damaged(format!("a null record at line {}", self.line_number)));
         }
         let has_turn_end = decoded
             .iter()
             .any(|e| e.get("type").and_then(Json::as_str) == Some("turn/end"));
         if let Some(issue) = &self.issue {
             if has_turn_end {
-                return Err(LogFault::corrupt(format!(
+                return Err(LogFault::damaged(format!(
                     "{issue}, and a later committed turn/end follows it"
                 )));
             }
@@ -390,9 +394,7 @@ impl<'a> LineScanner<'a> {
                 self.events.truncate(row_start);
                 let issue = format!("seq gap at line {} (expected {expected})", self.line_number);
                 if has_turn_end {
-                    return Err(LogFault::corrupt(format!(
-                        "{issue} in a line that ends a turn"
-                    )));
+                    return Err(LogFault::damaged(format!("{issue} in a line that ends a turn")));
                 }
                 self.issue = Some(issue);
                 return Ok(());
@@ -425,18 +427,10 @@ mod tests {
 
     #[test]
     fn damage_before_a_turn_end_is_corrupt() {
-        let log =
-            b"{\"type\":\"session\"}\n{\"seq\":0}\nnot json\n{\"seq\":2,\"type\":\"turn/end\"}\n";
+        let log = b"{\"type\":\"session\"}\n{\"seq\":0}\nnot json\n{\"seq\":2,\"type\":\"turn/end\"}\n";
         assert!(frame_raw(log, &limits()).is_err());
-        let tolerated =
-            b"{\"type\":\"session\"}\n{\"seq\":0}\nnot json\n{\"seq\":2,\"type\":\"turn/start\"}\n";
-        assert_eq!(
-            frame_raw(tolerated, &limits())
-                .expect("frames")
-                .events
-                .len(),
-            1
-        );
+        let tolerated = b"{\"type\":\"session\"}\n{\"seq\":0}\nnot json\n{\"seq\":2,\"type\":\"turn/start\"}\n";
+        assert_eq!(frame_raw(tolerated, &limits()).expect("frames").events.len(), 1);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::{LogFault, ReadLimits};
 use crate::error::ErrorCode;
-use crate::json::{Json, ParseError, ParseLimits};
+use crate::json::{JsString, Json, ParseError, ParseLimits};
 
 /// The immutable session header, with DSH's field names and order on the wire.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -11,7 +11,11 @@ use crate::json::{Json, ParseError, ParseLimits};
 pub struct SessionHeader {
     /// On-disk format version; always 0 for a loaded log.
     pub version: u32,
-    /// The session id (opaque).
+    /// The session id as written, which may hold lone UTF-16 surrogates.
+    #[serde(rename = "id")]
+    pub raw_id: JsString,
+    /// The session id as Rust text (lone surrogates as U+FFFD); the corpus key.
+    #[serde(skip)]
     pub id: String,
     /// Creation time, Unix epoch milliseconds.
     pub created_at: i64,
@@ -35,10 +39,7 @@ pub struct SessionHeader {
 }
 
 /// Parses the header line: version refusal, then the line-level shape check.
-pub(super) fn parse_header_line(
-    line: &[u8],
-    limits: &ReadLimits,
-) -> Result<ParsedHeader, LogFault> {
+pub(super) fn parse_header_line(line: &[u8], limits: &ReadLimits) -> Result<ParsedHeader, LogFault> {
     let text = String::from_utf8_lossy(line);
     let parsed = match Json::parse(
         &text,
@@ -54,9 +55,18 @@ pub(super) fn parse_header_line(
             ));
         }
         Err(ParseError::Syntax(_)) => {
-            return Err(LogFault::corrupt("header line is not valid JSON"));
+            return Err(LogFault::new(
+                ErrorCode::LoadInvalidHeader,
+                "header line is not valid JSON",
+            ));
         }
     };
+    parse_header_value(&parsed, true)
+}
+
+/// Checks a parsed header record. A stored header line carries `"type": "session"` and
+/// `delegationDepth`; a live header may omit both (an absent depth counts as 0).
+pub(super) fn parse_header_value(parsed: &Json, stored: bool) -> Result<ParsedHeader, LogFault> {
     // The version refusal comes before any other check: a future format need not look like ours.
     if let Some(version) = parsed.get("version").and_then(Json::as_f64)
         && version != 0.0
@@ -78,7 +88,10 @@ pub(super) fn parse_header_line(
         return Err(LogFault::new(ErrorCode::LoadUnsupportedVersion, message));
     }
     let Some(object) = parsed.as_object() else {
-        return Err(LogFault::corrupt("first line is not a session header"));
+        return Err(LogFault::new(
+            ErrorCode::LoadInvalidHeader,
+            "first line is not a session header",
+        ));
     };
     let non_negative = |key: &str| object.get(key).and_then(Json::as_index);
     let string = |key: &str| {
@@ -87,26 +100,30 @@ pub(super) fn parse_header_line(
             .and_then(Json::as_js_string)
             .map(|s| s.to_lossy().into_owned())
     };
-    let well_formed = object.get("type").and_then(Json::as_str) == Some("session")
+    let well_formed = (!stored || object.get("type").and_then(Json::as_str) == Some("session"))
         && object.get("version").and_then(Json::as_f64).is_some()
         && object.get("id").is_some_and(Json::is_string)
         && non_negative("createdAt").is_some()
-        && non_negative("delegationDepth").is_some()
-        && object
-            .get("origin")
-            .is_none_or(|o| o.as_str() == Some("subagent"))
+        && (non_negative("delegationDepth").is_some() || (!stored && !object.contains_key("delegationDepth")))
+        && object.get("origin").is_none_or(|o| o.as_str() == Some("subagent"))
         && object.get("agentPreset").is_none_or(Json::is_string);
     if !well_formed {
-        return Err(LogFault::corrupt("first line is not a session header"));
+        return Err(LogFault::new(
+            ErrorCode::LoadInvalidHeader,
+            "first line is not a session header",
+        ));
     }
     if object.contains_key("sandboxMode") || object.contains_key("approvalPolicy") {
-        return Err(LogFault::corrupt(
-            "session header uses retired policy baseline fields",
-        ));
+        return Err(LogFault::corrupt("session header uses retired policy baseline fields"));
     }
     // Fields the line check does not cover are checked later, as DSH does on restore.
     let mut header = SessionHeader {
         version: 0,
+        raw_id: object
+            .get("id")
+            .and_then(Json::as_js_string)
+            .cloned()
+            .unwrap_or_else(|| JsString::from("")),
         id: string("id").unwrap_or_default(),
         created_at: non_negative("createdAt").unwrap_or_default() as i64,
         cwd: None,
@@ -119,9 +136,7 @@ pub(super) fn parse_header_line(
     let mut deferred = Vec::new();
     match object.get("cwd") {
         None => {}
-        Some(Json::String(cwd)) if is_absolute(&cwd.to_lossy()) => {
-            header.cwd = Some(cwd.to_lossy().into_owned())
-        }
+        Some(Json::String(cwd)) if is_absolute(&cwd.to_lossy()) => header.cwd = Some(cwd.to_lossy().into_owned()),
         Some(Json::String(cwd)) => deferred.push(format!(
             "session header cwd must be an absolute path, got {:?}",
             cwd.to_lossy()
@@ -135,13 +150,9 @@ pub(super) fn parse_header_line(
     }
     match object.get("seedLength") {
         None => {}
-        Some(value) => match value
-            .as_f64()
-            .filter(|n| crate::json::is_safe_integer(*n) && *n >= 0.0)
-        {
+        Some(value) => match value.as_f64().filter(|n| crate::json::is_safe_integer(*n) && *n >= 0.0) {
             Some(n) => header.seed_length = Some(n as u64),
-            None => deferred
-                .push("session header seedLength must be a non-negative safe integer".to_owned()),
+            None => deferred.push("session header seedLength must be a non-negative safe integer".to_owned()),
         },
     }
     Ok(ParsedHeader {

@@ -132,6 +132,10 @@ impl LogFault {
         LogFault::new(ErrorCode::LoadCorrupt, message)
     }
 
+    pub(crate) fn damaged(message: impl Into<String>) -> Self {
+        LogFault::new(ErrorCode::LoadDamaged, message)
+    }
+
     pub(crate) fn frame(message: impl Into<String>) -> Self {
         LogFault::new(ErrorCode::LoadCorruptFrame, message)
     }
@@ -144,11 +148,7 @@ impl From<LogFault> for Error {
 }
 
 /// Reads one log file's bytes through DSH's whole inspection pipeline.
-pub fn read_log(
-    bytes: &[u8],
-    encoding: Encoding,
-    limits: &ReadLimits,
-) -> Result<SessionLog, Error> {
+pub fn read_log(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Result<SessionLog, Error> {
     let framed = match encoding {
         Encoding::Raw => framing::frame_raw(bytes, limits)?,
         Encoding::Zstd => framing::frame_zstd(bytes, limits)?,
@@ -184,15 +184,52 @@ pub fn read_log(
     })
 }
 
-/// Reads only the header record (for listing without loading), as DSH's listing does.
-pub fn read_header(
-    bytes: &[u8],
-    encoding: Encoding,
-    limits: &ReadLimits,
-) -> Result<SessionHeader, Error> {
-    let framed = match encoding {
-        Encoding::Raw => framing::frame_raw(bytes, limits)?,
-        Encoding::Zstd => framing::frame_zstd(bytes, limits)?,
+/// Reads only the header record, as DSH's listing does (the rest of the file is not decoded).
+pub fn read_header(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Result<SessionHeader, Error> {
+    let line = framing::header_line(bytes, encoding == Encoding::Zstd, limits)?;
+    Ok(header::parse_header_line(&line, limits)?.header)
+}
+
+/// The `id` of the header record, when it is a string, whatever else is wrong with the log.
+pub fn header_id(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Option<String> {
+    let line = framing::header_line(bytes, encoding == Encoding::Zstd, limits).ok()?;
+    let value = Json::parse(&String::from_utf8_lossy(&line), crate::json::ParseLimits::default()).ok()?;
+    value
+        .get("id")
+        .and_then(Json::as_js_string)
+        .map(|id| id.to_lossy().into_owned())
+}
+
+/// Builds a live session from a host-supplied header and events, validated as DSH's `Session`
+/// validates them: envelopes, messages and the surface fold (no repair, no legacy upgrades).
+pub fn live_log(header: &Json, events: Vec<Json>) -> Result<SessionLog, Error> {
+    let parsed = header::parse_header_value(header, false)?;
+    parsed.validate()?;
+    let mut log = SessionLog {
+        header: parsed.header,
+        events: Vec::new(),
+        synthetic_closers: 0,
+        torn_bytes: 0,
+        surface: Surface::default(),
     };
-    Ok(header::parse_header_line(&framed.header_line, limits)?.header)
+    append_live(&mut log, events)?;
+    Ok(log)
+}
+
+/// Appends events to a live session. All or nothing: if any event is invalid, the log is
+/// unchanged. Fails with `SESSION_QUERY_INVALID_SURFACE` for surface rules and
+/// `SESSION_LOAD_CORRUPT` for envelope and message rules.
+pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error> {
+    for event in &events {
+        validate::message_shape(event)?;
+    }
+    let start = log.events.len();
+    let mut all: Vec<Json> = log.events.iter().map(|e| Json::Object(e.as_json().clone())).collect();
+    all.extend(events);
+    let validated = validate::envelopes(all)?;
+    let surface = fold_surface(&validated)?;
+    debug_assert!(validated.len() >= start);
+    log.events = validated;
+    log.surface = surface;
+    Ok(())
 }

@@ -7,7 +7,8 @@ use crate::json::{Json, JsonObject};
 pub const TOOL_OUTCOME_UNKNOWN_TEXT: &str = "The tool call was interrupted after it was recorded, but no result was durably recorded. Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the operation is read-only or idempotent; if it may have side effects, first verify external state or ask the user. Do not retry blindly.";
 
 /// Result text for a call that was requested but never recorded as started.
-pub const TOOL_NOT_STARTED_TEXT: &str = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed.";
+pub const TOOL_NOT_STARTED_TEXT: &str =
+    "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed.";
 
 struct PendingCall {
     call_id: Json,
@@ -16,12 +17,7 @@ struct PendingCall {
 }
 
 fn object(pairs: Vec<(&str, Json)>) -> Json {
-    Json::Object(
-        pairs
-            .into_iter()
-            .map(|(k, v)| (k.into(), v))
-            .collect::<JsonObject>(),
-    )
+    Json::Object(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect::<JsonObject>())
 }
 
 /// The closing events to append, empty when the log ends outside a turn.
@@ -115,10 +111,7 @@ pub(super) fn interrupted_turn_closers(events: &[Json]) -> Vec<Json> {
             ("role", Json::str("user")),
             (
                 "source",
-                object(vec![
-                    ("kind", Json::str("tool")),
-                    ("callId", call.call_id.clone()),
-                ]),
+                object(vec![("kind", Json::str("tool")), ("callId", call.call_id.clone())]),
             ),
             (
                 "content",

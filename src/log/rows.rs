@@ -33,18 +33,14 @@ fn expand(tag: &str, row: &JsonObject) -> Result<Vec<Json>, MalformedRow> {
         .and_then(Json::as_f64)
         .filter(|n| is_safe_integer(*n))
         .ok_or(MalformedRow)?;
-    let data = row
-        .get("data")
-        .and_then(Json::as_object)
-        .ok_or(MalformedRow)?;
+    let data = row.get("data").and_then(Json::as_object).ok_or(MalformedRow)?;
     let tool = tag == "tool-call-chunks";
     let payload_key = if tool {
         let with_name = data.has_exact_keys(&["turn", "step", "index", "id", "name", "dt", "args"]);
         if !with_name && !data.has_exact_keys(&["turn", "step", "index", "id", "dt", "args"]) {
             return Err(MalformedRow);
         }
-        if !data.get("id").is_some_and(Json::is_string)
-            || (with_name && !data.get("name").is_some_and(Json::is_string))
+        if !data.get("id").is_some_and(Json::is_string) || (with_name && !data.get("name").is_some_and(Json::is_string))
         {
             return Err(MalformedRow);
         }
@@ -62,24 +58,14 @@ fn expand(tag: &str, row: &JsonObject) -> Result<Vec<Json>, MalformedRow> {
             .ok_or(MalformedRow)
     };
     let (turn, step, index) = (number("turn")?, number("step")?, number("index")?);
-    let members = data
-        .get(payload_key)
-        .and_then(Json::as_array)
-        .ok_or(MalformedRow)?;
+    let members = data.get(payload_key).and_then(Json::as_array).ok_or(MalformedRow)?;
     if members.is_empty() || !members.iter().all(Json::is_string) {
         return Err(MalformedRow);
     }
-    let dt = data
-        .get("dt")
-        .and_then(Json::as_array)
-        .ok_or(MalformedRow)?;
+    let dt = data.get("dt").and_then(Json::as_array).ok_or(MalformedRow)?;
     let mut gaps = Vec::with_capacity(dt.len());
     for gap in dt {
-        gaps.push(
-            gap.as_f64()
-                .filter(|n| is_safe_integer(*n))
-                .ok_or(MalformedRow)?,
-        );
+        gaps.push(gap.as_f64().filter(|n| is_safe_integer(*n)).ok_or(MalformedRow)?);
     }
     if gaps.len() != members.len() - 1 || !is_safe_integer(seq0 + (members.len() - 1) as f64) {
         return Err(MalformedRow);
@@ -178,11 +164,6 @@ mod tests {
     #[test]
     fn other_values_pass_through() {
         assert_eq!(decode("42").expect("value").len(), 1);
-        assert_eq!(
-            decode(r#"{"type":"turn/start","seq":0}"#)
-                .expect("event")
-                .len(),
-            1
-        );
+        assert_eq!(decode(r#"{"type":"turn/start","seq":0}"#).expect("event").len(), 1);
     }
 }

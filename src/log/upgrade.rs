@@ -17,10 +17,7 @@ pub(super) fn reject_retired_vocabulary(events: &[Json]) -> Result<(), LogFault>
     }
     if let Some(event) = events.iter().find(|e| {
         type_of(e) == Some("request/header")
-            && e.get("data")
-                .and_then(|d| d.get("reason"))
-                .and_then(Json::as_str)
-                == Some("fallback")
+            && e.get("data").and_then(|d| d.get("reason")).and_then(Json::as_str) == Some("fallback")
     }) {
         return Err(LogFault::corrupt(format!(
             "unsupported legacy request/header reason \"fallback\" at seq {}",
@@ -42,9 +39,7 @@ pub(super) fn upgrade_legacy_shapes(events: &mut [Json], session_id: &str) -> Re
         upgrade_turn_end(object)?;
         upgrade_steering(object, session_id)?;
         upgrade_message(object, session_id, &message_ids);
-        if let (Some(seq), Some(id)) =
-            (object.get("seq").and_then(Json::as_f64), message_id(object))
-        {
+        if let (Some(seq), Some(id)) = (object.get("seq").and_then(Json::as_f64), message_id(object)) {
             message_ids.insert(seq as u64, id.clone());
         }
     }
@@ -72,9 +67,7 @@ fn legacy_id(session_id: &str, object: &JsonObject) -> Json {
 
 /// Every key allowed and every required key present (DSH's `hasOnlyKeys`).
 fn has_only_keys(object: &JsonObject, required: &[&str], optional: &[&str]) -> bool {
-    object
-        .keys()
-        .all(|k| required.iter().chain(optional).any(|a| k == *a))
+    object.keys().all(|k| required.iter().chain(optional).any(|a| k == *a))
         && required.iter().all(|k| object.contains_key(k))
 }
 
@@ -85,10 +78,7 @@ fn positive_turn(value: Option<&Json>) -> bool {
 }
 
 fn malformed(kind: &str, object: &JsonObject) -> LogFault {
-    let seq = object
-        .get("seq")
-        .map(Json::to_js_string)
-        .unwrap_or_default();
+    let seq = object.get("seq").map(Json::to_js_string).unwrap_or_default();
     LogFault::corrupt(format!("malformed pre-react-loop {kind} at seq {seq}"))
 }
 
@@ -107,10 +97,7 @@ fn upgrade_turn_start(object: &mut JsonObject) -> Result<(), LogFault> {
         .and_then(|t| t.get("kind"))
         .is_some_and(Json::is_non_empty_string)
         && data.get("trigger").and_then(Json::as_object).is_some();
-    if !positive_turn(data.get("turn"))
-        || !has_only_keys(data, &["turn", "trigger"], &[])
-        || !trigger_ok
-    {
+    if !positive_turn(data.get("turn")) || !has_only_keys(data, &["turn", "trigger"], &[]) || !trigger_ok {
         return Err(malformed("turn/start", object));
     }
     let mut upgraded = JsonObject::new();
@@ -134,14 +121,8 @@ fn upgrade_turn_end(object: &mut JsonObject) -> Result<(), LogFault> {
     }) else {
         return Err(malformed("turn/end", object));
     };
-    let obj = |pairs: Vec<(&str, Json)>| {
-        Json::Object(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect())
-    };
-    let upgraded = match reason
-        .get("kind")
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-    {
+    let obj = |pairs: Vec<(&str, Json)>| Json::Object(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect());
+    let upgraded = match reason.get("kind").and_then(Json::as_str).unwrap_or_default() {
         "completed" | "blocked" | "max-tokens" | "interrupted" => {
             if !has_only_keys(reason, &["kind"], &[]) {
                 return Err(malformed("turn/end", object));
@@ -215,10 +196,7 @@ fn upgrade_turn_end(object: &mut JsonObject) -> Result<(), LogFault> {
                 }
                 let code = code.cloned().unwrap_or_else(|| Json::str("UNKNOWN"));
                 let error = obj(vec![
-                    (
-                        "message",
-                        reason.get("message").cloned().unwrap_or(Json::Null),
-                    ),
+                    ("message", reason.get("message").cloned().unwrap_or(Json::Null)),
                     ("code", code),
                 ]);
                 obj(vec![("kind", Json::str("error")), ("error", error)])
@@ -239,10 +217,7 @@ fn upgrade_steering(object: &mut JsonObject, session_id: &str) -> Result<(), Log
     let Some(data) = object.get("data").and_then(Json::as_object) else {
         return Err(malformed("steering/message", object));
     };
-    let turn_ok = data
-        .get("turn")
-        .and_then(Json::as_f64)
-        .is_some_and(is_safe_integer);
+    let turn_ok = data.get("turn").and_then(Json::as_f64).is_some_and(is_safe_integer);
     let new_data = if let Some(wrapped) = data
         .get("message")
         .and_then(Json::as_object)
@@ -265,11 +240,7 @@ fn upgrade_steering(object: &mut JsonObject, session_id: &str) -> Result<(), Log
 }
 
 fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &HashMap<u64, Json>) {
-    let kind = object
-        .get("type")
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let kind = object.get("type").and_then(Json::as_str).unwrap_or_default().to_owned();
     let legacy = legacy_id(session_id, object);
     let replacement_start = object
         .get("surfaceOp")
@@ -294,10 +265,7 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
             data.insert("role", Json::str("user"));
         }
         "assistant/message" => {
-            if data.contains_key("message")
-                || !data.contains_key("content")
-                || !data.contains_key("provenance")
-            {
+            if data.contains_key("message") || !data.contains_key("content") || !data.contains_key("provenance") {
                 return;
             }
             let content = data.remove("content").unwrap_or(Json::Null);

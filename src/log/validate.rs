@@ -121,11 +121,8 @@ pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
     if message.get("role").and_then(Json::as_str) != Some(role) {
         return fail(&format!("message must have role {role:?}"));
     }
-    let source = message
-        .get("source")
-        .filter(|s| matches!(s, Json::Object(_)));
-    let Some(source) = source.filter(|s| s.get("kind").is_some_and(Json::is_non_empty_string))
-    else {
+    let source = message.get("source").filter(|s| matches!(s, Json::Object(_)));
+    let Some(source) = source.filter(|s| s.get("kind").is_some_and(Json::is_non_empty_string)) else {
         return fail("message has invalid source");
     };
     let Some(content) = message.get("content").and_then(Json::as_array) else {
@@ -133,9 +130,7 @@ pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
     };
     let source_kind = source.get("kind").and_then(Json::as_str);
     match kind {
-        "assistant/message"
-            if source_kind != Some("model") || !has_provider_model(Some(source)) =>
-        {
+        "assistant/message" if source_kind != Some("model") || !has_provider_model(Some(source)) => {
             return fail("message must have model source");
         }
         "tool/result" => {
@@ -165,11 +160,7 @@ pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
 pub(super) fn envelopes(events: Vec<Json>) -> Result<Vec<Event>, LogFault> {
     let mut out = Vec::with_capacity(events.len());
     for (index, event) in events.into_iter().enumerate() {
-        let invalid = || {
-            LogFault::corrupt(format!(
-                "event at index {index} has an invalid event envelope"
-            ))
-        };
+        let invalid = || LogFault::corrupt(format!("event at index {index} has an invalid event envelope"));
         let Json::Object(object) = event else {
             return Err(invalid());
         };
@@ -200,11 +191,7 @@ pub(super) fn envelopes(events: Vec<Json>) -> Result<Vec<Event>, LogFault> {
             .and_then(Json::as_f64)
             .filter(|n| is_safe_integer(*n))
             .ok_or_else(invalid)?;
-        if !object.contains_key("data")
-            || object
-                .get("ignorable")
-                .is_some_and(|v| !matches!(v, Json::Bool(true)))
-        {
+        if !object.contains_key("data") || object.get("ignorable").is_some_and(|v| !matches!(v, Json::Bool(true))) {
             return Err(invalid());
         }
         if kind == "request/header" {
@@ -226,11 +213,7 @@ pub(super) fn envelopes(events: Vec<Json>) -> Result<Vec<Event>, LogFault> {
 }
 
 fn request_header(event: &JsonObject, index: usize) -> Result<(), LogFault> {
-    let fail = |why: &str| {
-        Err(LogFault::corrupt(format!(
-            "request/header at index {index} {why}"
-        )))
-    };
+    let fail = |why: &str| Err(LogFault::corrupt(format!("request/header at index {index} {why}")));
     let header = event
         .get("data")
         .and_then(|d| d.get("header"))
@@ -239,24 +222,18 @@ fn request_header(event: &JsonObject, index: usize) -> Result<(), LogFault> {
     if !has_provider_model(config) {
         return fail("lacks provider/model");
     }
-    let config = config
-        .and_then(Json::as_object)
-        .cloned()
-        .unwrap_or_default();
-    if config
-        .get("reasoningEffort")
-        .is_some_and(|r| !r.is_non_empty_string())
-    {
+    let config = config.and_then(Json::as_object).cloned().unwrap_or_default();
+    if config.get("reasoningEffort").is_some_and(|r| !r.is_non_empty_string()) {
         return fail("has an invalid reasoningEffort");
     }
     if let Some(defaults) = header.and_then(|h| h.get("adapterDefaults")) {
         let Some(defaults) = defaults.as_object() else {
             return fail("has invalid adapterDefaults");
         };
-        let valid = defaults.iter().all(|(k, v)| {
-            (k == "reasoningEffort" || k == "maxTokens") && matches!(v, Json::Bool(true))
-        }) && (!defaults.contains_key("reasoningEffort")
-            || config.contains_key("reasoningEffort"))
+        let valid = defaults
+            .iter()
+            .all(|(k, v)| (k == "reasoningEffort" || k == "maxTokens") && matches!(v, Json::Bool(true)))
+            && (!defaults.contains_key("reasoningEffort") || config.contains_key("reasoningEffort"))
             && (!defaults.contains_key("maxTokens") || config.contains_key("maxTokens"));
         if !valid {
             return fail("has invalid adapterDefaults");

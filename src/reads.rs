@@ -1,0 +1,514 @@
+//! DSH's exact read side over the corpus: list, read, filter and trace sessions and events,
+//! fold titles, and list documents — every result in DSH's wire shape.
+
+use crate::corpus::{Corpus, SessionRecord, Source, locale_compare};
+use crate::documents::{Document, session_documents};
+use crate::error::{Error, ErrorCode};
+use crate::filters::{EventFilter, SessionFilter, filter_documents, session_matches};
+use crate::fold::SurfaceLabel;
+use crate::json::{JsString, Json, JsonObject};
+use crate::log::{Event, SessionHeader};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// Default and maximum `before` / `after` of `readEvent` (DSH's `readWindowMax`).
+pub const READ_WINDOW_MAX: u64 = 50;
+
+/// One event without its payload: DSH's `listEvents` record.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventRecord {
+    /// The owning session (its id as written in the header).
+    pub session_id: JsString,
+    /// The event's seq.
+    pub seq: u64,
+    /// The event's type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The event's time.
+    pub time: i64,
+    /// The surface label.
+    pub surface: SurfaceLabel,
+}
+
+/// DSH's `readSurface` result.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SurfaceSnapshot {
+    /// The session header.
+    pub session: SessionHeader,
+    /// Seq of the last event captured (`null` for an empty log).
+    pub captured_through_seq: Option<u64>,
+    /// The current surface events, in model-history order.
+    pub events: Vec<Json>,
+}
+
+/// DSH's `readSession` result: the header and the whole logical log.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionLogSnapshot {
+    /// The session header.
+    pub session: SessionHeader,
+    /// Every event, in seq order.
+    pub events: Vec<Json>,
+}
+
+/// DSH's `readEvent` result: one event and a bounded window around it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventWindow {
+    /// The session header.
+    pub session: SessionHeader,
+    /// The requested event.
+    pub target: Json,
+    /// Events `startSeq..=endSeq`.
+    pub events: Vec<Json>,
+    /// First seq in the window.
+    pub start_seq: u64,
+    /// Last seq in the window.
+    pub end_seq: u64,
+}
+
+/// One node of a lineage tree.
+#[derive(Clone, Debug, Serialize)]
+pub struct LineageNode {
+    /// The session's listing record.
+    pub session: SessionRecord,
+    /// Its children, oldest first.
+    pub descendants: Vec<LineageNode>,
+}
+
+/// DSH's `traceSession` result.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTrace {
+    /// The traced session.
+    pub target: SessionRecord,
+    /// Parent, grandparent, … as far as known.
+    pub ancestors: Vec<SessionRecord>,
+    /// Children, recursively.
+    pub descendants: Vec<LineageNode>,
+    /// Whether the whole parent chain is known.
+    pub complete: bool,
+    /// The outermost ancestor (only when complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<SessionRecord>,
+    /// The first parent id that is not in the corpus (only when incomplete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unresolved_parent_id: Option<String>,
+}
+
+/// DSH's `traceEvent` result.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventTrace {
+    /// The session header.
+    pub session: SessionHeader,
+    /// The event's record.
+    pub target: EventRecord,
+    /// The event that replaced this one, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<u64>,
+    /// Replacements of replacements, up to the last.
+    pub replacement_chain: Vec<u64>,
+    /// Seqs this event replaced (empty unless it is a replacement).
+    pub replaced_event_seqs: Vec<u64>,
+    /// Its cited `sourceEventSeqs`.
+    pub source_event_seqs: Vec<Json>,
+    /// Later events that cite it.
+    pub derived_event_seqs: Vec<u64>,
+}
+
+/// The latest folded title of a session.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TitleSnapshot {
+    /// The title text.
+    pub title: Json,
+    /// The messages it was derived from.
+    pub message_seqs: Json,
+    /// Where it came from.
+    pub source: Json,
+    /// The `session/title` event.
+    pub event_seq: u64,
+    /// That event's time.
+    pub updated_at: i64,
+}
+
+/// One session's header and latest title.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionTitle {
+    /// The session header.
+    pub session: SessionHeader,
+    /// The latest title, if the log has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<TitleSnapshot>,
+}
+
+/// One settled result of `readTitleSnapshots`.
+#[derive(Clone, Debug)]
+pub struct TitleSettlement {
+    /// The requested id.
+    pub session_id: String,
+    /// The title, or why it could not be read.
+    pub result: Result<SessionTitle, Error>,
+}
+
+fn record_of(source: Source<'_>) -> EventRecordsOf<'_> {
+    EventRecordsOf {
+        id: source.log.header.raw_id.clone(),
+        source,
+    }
+}
+
+struct EventRecordsOf<'a> {
+    id: JsString,
+    source: Source<'a>,
+}
+
+impl EventRecordsOf<'_> {
+    fn record(&self, event: &Event) -> EventRecord {
+        EventRecord {
+            session_id: self.id.clone(),
+            seq: event.seq(),
+            kind: event.kind().to_owned(),
+            time: event.time(),
+            surface: self.source.log.surface.label(event.seq()),
+        }
+    }
+}
+
+fn event_json(event: &Event) -> Json {
+    Json::Object(event.as_json().clone())
+}
+
+impl Corpus {
+    /// DSH's `listSessions`: newest first (`createdAt` descending, then id).
+    pub fn list_sessions(&self) -> Vec<SessionRecord> {
+        let mut records: Vec<SessionRecord> = self
+            .sources()
+            .map(|(_, s)| SessionRecord {
+                header: s.log.header.clone(),
+                live: s.live,
+                persisted: s.persisted,
+            })
+            .collect();
+        records.sort_by(|a, b| {
+            b.header
+                .created_at
+                .cmp(&a.header.created_at)
+                .then_with(|| locale_compare(&a.header.id, &b.header.id))
+        });
+        records
+    }
+
+    /// DSH's `filterSessions`: the listing, filtered (clauses ANDed, values ORed).
+    pub fn filter_sessions(&self, filters: &[SessionFilter]) -> Vec<SessionRecord> {
+        self.list_sessions()
+            .into_iter()
+            .filter(|r| session_matches(filters, r))
+            .collect()
+    }
+
+    /// DSH's `readSession`: the header and every event.
+    pub fn read_session(&self, id: &str) -> Result<SessionLogSnapshot, Error> {
+        let source = self.source(id)?;
+        Ok(SessionLogSnapshot {
+            session: source.log.header.clone(),
+            events: source.log.events.iter().map(event_json).collect(),
+        })
+    }
+
+    /// DSH's `listEvents`: every event with its surface label, in seq order.
+    pub fn list_events(&self, id: &str) -> Result<Vec<EventRecord>, Error> {
+        let source = self.source(id)?;
+        let records = record_of(source);
+        Ok(source.log.events.iter().map(|e| records.record(e)).collect())
+    }
+
+    /// DSH's `readSurface`: header, capture boundary and the current surface events.
+    pub fn read_surface(&self, id: &str) -> Result<SurfaceSnapshot, Error> {
+        let log = self.source(id)?.log;
+        Ok(SurfaceSnapshot {
+            session: log.header.clone(),
+            captured_through_seq: log.events.last().map(Event::seq),
+            events: log
+                .surface
+                .nodes
+                .iter()
+                .map(|seq| event_json(&log.events[*seq as usize]))
+                .collect(),
+        })
+    }
+
+    /// DSH's `readEvent`: the event at `seq` with up to `before` / `after` neighbours, each at
+    /// most [`READ_WINDOW_MAX`] (`SESSION_QUERY_INVALID_WINDOW`, checked before the session).
+    pub fn read_event(&self, id: &str, seq: u64, before: u64, after: u64) -> Result<EventWindow, Error> {
+        for (name, value) in [("before", before), ("after", after)] {
+            if value > READ_WINDOW_MAX {
+                return Err(Error::new(
+                    ErrorCode::QueryInvalidWindow,
+                    format!("{name} must be an integer between 0 and {READ_WINDOW_MAX}"),
+                ));
+            }
+        }
+        let log = self.source(id)?.log;
+        let target = log.events.get(seq as usize).ok_or_else(|| event_not_found(id, seq))?;
+        let start_seq = seq.saturating_sub(before);
+        let end_seq = (seq + after).min(log.events.len() as u64 - 1);
+        Ok(EventWindow {
+            session: log.header.clone(),
+            target: event_json(target),
+            events: log.events[start_seq as usize..=end_seq as usize]
+                .iter()
+                .map(event_json)
+                .collect(),
+            start_seq,
+            end_seq,
+        })
+    }
+
+    /// DSH's `traceSession`: known ancestors (nearest first) and descendants (oldest first).
+    /// Fails with `SESSION_QUERY_INVALID_LINEAGE` when the parent chain cycles.
+    pub fn trace_session(&self, id: &str) -> Result<SessionTrace, Error> {
+        let records = self.list_sessions();
+        let by_id: HashMap<&str, &SessionRecord> = records.iter().map(|r| (r.header.id.as_str(), r)).collect();
+        let target = *by_id
+            .get(id)
+            .ok_or_else(|| Error::new(ErrorCode::QuerySessionNotFound, format!("session \"{id}\" not found")))?;
+        let mut ancestors = Vec::new();
+        let mut seen = vec![id.to_owned()];
+        let mut unresolved = None;
+        let mut parent = target.header.parent_session.clone();
+        while let Some(parent_id) = parent {
+            if seen.contains(&parent_id) {
+                return Err(Error::new(
+                    ErrorCode::QueryInvalidLineage,
+                    format!("session lineage contains a cycle at \"{parent_id}\""),
+                ));
+            }
+            seen.push(parent_id.clone());
+            match by_id.get(parent_id.as_str()) {
+                None => {
+                    unresolved = Some(parent_id);
+                    break;
+                }
+                Some(record) => {
+                    ancestors.push((*record).clone());
+                    parent = record.header.parent_session.clone();
+                }
+            }
+        }
+        let mut children: BTreeMap<&str, Vec<&SessionRecord>> = BTreeMap::new();
+        for record in &records {
+            if let Some(parent) = &record.header.parent_session {
+                children.entry(parent.as_str()).or_default().push(record);
+            }
+        }
+        for list in children.values_mut() {
+            list.sort_by(|a, b| {
+                a.header
+                    .created_at
+                    .cmp(&b.header.created_at)
+                    .then_with(|| locale_compare(&a.header.id, &b.header.id))
+            });
+        }
+        let descendants = descendants_of(&children, id, &mut vec![id.to_owned()]);
+        let complete = unresolved.is_none();
+        let root = complete.then(|| ancestors.last().cloned().unwrap_or_else(|| target.clone()));
+        Ok(SessionTrace {
+            target: target.clone(),
+            ancestors,
+            descendants,
+            complete,
+            root,
+            unresolved_parent_id: unresolved,
+        })
+    }
+
+    /// DSH's `traceEvent`: positional replacements and cited sources of one event.
+    pub fn trace_event(&self, id: &str, seq: u64) -> Result<EventTrace, Error> {
+        let source = self.source(id)?;
+        let log = source.log;
+        let target = log.events.get(seq as usize).ok_or_else(|| event_not_found(id, seq))?;
+        let mut replaced_by: HashMap<u64, u64> = HashMap::new();
+        let mut replaced_seqs: HashMap<u64, Vec<u64>> = HashMap::new();
+        for replacement in &log.surface.replacements {
+            replaced_seqs.insert(replacement.seq, replacement.shadowed_seqs.clone());
+            for removed in &replacement.shadowed_seqs {
+                replaced_by.insert(*removed, replacement.seq);
+            }
+        }
+        let mut chain = Vec::new();
+        let mut next = replaced_by.get(&seq).copied();
+        while let Some(replacement) = next {
+            chain.push(replacement);
+            next = replaced_by.get(&replacement).copied();
+        }
+        let cites = |event: &Event| {
+            event
+                .source_event_seqs()
+                .and_then(Json::as_array)
+                .is_some_and(|s| s.iter().any(|v| v.as_f64() == Some(seq as f64)))
+        };
+        let derived = log
+            .events
+            .iter()
+            .filter(|e| e.seq() > seq && cites(e))
+            .map(Event::seq)
+            .collect();
+        Ok(EventTrace {
+            session: log.header.clone(),
+            target: record_of(source).record(target),
+            replaced_by: replaced_by.get(&seq).copied(),
+            replacement_chain: chain,
+            replaced_event_seqs: replaced_seqs.remove(&seq).unwrap_or_default(),
+            source_event_seqs: target
+                .source_event_seqs()
+                .and_then(Json::as_array)
+                .map(<[Json]>::to_vec)
+                .unwrap_or_default(),
+            derived_event_seqs: derived,
+        })
+    }
+
+    /// DSH's `readTitle`: the latest `session/title`, or `None`.
+    pub fn read_title(&self, id: &str) -> Result<Option<TitleSnapshot>, Error> {
+        Ok(self.title_of(id)?.title)
+    }
+
+    /// DSH's `readTitleSnapshots`: one settlement per unique id, in first-occurrence order;
+    /// one failing id never hides the others.
+    pub fn read_title_snapshots(&self, ids: &[String]) -> Vec<TitleSettlement> {
+        let mut unique: Vec<&String> = Vec::new();
+        for id in ids {
+            if !unique.contains(&id) {
+                unique.push(id);
+            }
+        }
+        unique
+            .into_iter()
+            .map(|id| TitleSettlement {
+                session_id: id.clone(),
+                result: self.title_of(id),
+            })
+            .collect()
+    }
+
+    fn title_of(&self, id: &str) -> Result<SessionTitle, Error> {
+        let log = self.source(id)?.log;
+        let title = log
+            .events
+            .iter()
+            .rev()
+            .find(|e| e.kind() == "session/title")
+            .map(|event| {
+                let data = event.data();
+                TitleSnapshot {
+                    title: data.get("title").cloned().unwrap_or(Json::Null),
+                    message_seqs: data.get("messageSeqs").cloned().unwrap_or(Json::Null),
+                    source: copy_title_source(data.get("source")),
+                    event_seq: event.seq(),
+                    updated_at: event.time(),
+                }
+            });
+        Ok(SessionTitle {
+            session: log.header.clone(),
+            title,
+        })
+    }
+
+    /// Every semantic document of a session (spec 03), in seq order.
+    pub fn list_documents(&self, id: &str) -> Result<Vec<Document>, Error> {
+        let log = self.source(id)?.log;
+        Ok(session_documents(&log.header.raw_id, &log.events, &log.surface))
+    }
+
+    /// DSH's `filterEvents`: documents passing every clause, in seq order. A blank text
+    /// clause fails only after the session resolved (so a missing session wins).
+    pub fn filter_events(&self, id: &str, filters: &[EventFilter]) -> Result<Vec<Document>, Error> {
+        filter_documents(self.list_documents(id)?, filters)
+    }
+}
+
+fn event_not_found(id: &str, seq: u64) -> Error {
+    Error::new(
+        ErrorCode::QueryEventNotFound,
+        format!("session \"{id}\" has no event at seq {seq}"),
+    )
+}
+
+fn descendants_of(
+    children: &BTreeMap<&str, Vec<&SessionRecord>>,
+    id: &str,
+    path: &mut Vec<String>,
+) -> Vec<LineageNode> {
+    children
+        .get(id)
+        .map(|list| {
+            list.iter()
+                .map(|child| {
+                    let child_id = child.header.id.clone();
+                    // A cycle below the target would recurse forever; DSH only guards ancestry.
+                    let descendants = if path.contains(&child_id) {
+                        Vec::new()
+                    } else {
+                        path.push(child_id.clone());
+                        let nodes = descendants_of(children, &child_id, path);
+                        path.pop();
+                        nodes
+                    };
+                    LineageNode {
+                        session: (*child).clone(),
+                        descendants,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// DSH copies the title source field by field (`model` spread as an object).
+fn copy_title_source(source: Option<&Json>) -> Json {
+    let mut out = JsonObject::new();
+    match source.and_then(|s| s.get("kind")).and_then(Json::as_str) {
+        Some("provider") => {
+            out.insert("kind", Json::str("provider"));
+            out.insert(
+                "provider",
+                source.and_then(|s| s.get("provider")).cloned().unwrap_or(Json::Null),
+            );
+            if let Some(model) = source.and_then(|s| s.get("model")) {
+                out.insert("model", spread(model));
+            }
+        }
+        Some(kind @ ("fallback" | "user")) => out.insert("kind", Json::str(kind)),
+        _ => return source.cloned().unwrap_or(Json::Null),
+    }
+    Json::Object(out)
+}
+
+/// `{ ...value }` in JavaScript: objects copy, strings spread into indexed code units.
+fn spread(value: &Json) -> Json {
+    match value {
+        Json::Object(o) => Json::Object(o.clone()),
+        Json::String(s) => {
+            let units: Vec<u16> = s.to_lossy().encode_utf16().collect();
+            let mut out = JsonObject::new();
+            for (i, unit) in units.iter().enumerate() {
+                let text = char::from_u32(u32::from(*unit))
+                    .map(String::from)
+                    .unwrap_or_else(|| "\u{FFFD}".into());
+                out.insert(JsString::from(i.to_string()), Json::str(&text));
+            }
+            Json::Object(out)
+        }
+        Json::Array(items) => {
+            let mut out = JsonObject::new();
+            for (i, item) in items.iter().enumerate() {
+                out.insert(JsString::from(i.to_string()), item.clone());
+            }
+            Json::Object(out)
+        }
+        _ => Json::Object(JsonObject::new()),
+    }
+}

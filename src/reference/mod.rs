@@ -1,0 +1,41 @@
+//! Cross-session references (spec 05), the pure core: `dsh-session:` URIs, mentions and their
+//! parsing, input normalization, projection and byte-budget retention of a source surface, and
+//! the prompt, source record and context message, all byte-identical to DSH.
+//!
+//! Nothing here reads a corpus or does I/O. `prepare` is a thin layer on top:
+//! [`normalize_references`] (or [`normalize_reference_values`]), read each source's surface
+//! (`Corpus::read_surface`), then [`render_sources`] with the surfaces converted by
+//! `SourceSurface::from(&snapshot)` and the normalized labels.
+//!
+//! Ids, labels and texts are JavaScript strings ([`JsString`](crate::json::JsString)) because
+//! DSH accepts any string, lone UTF-16 surrogates included.
+
+mod input;
+mod mention;
+mod render;
+mod snapshot;
+mod text;
+mod uri;
+
+#[cfg(test)]
+mod tests;
+
+pub use input::{ReferenceConfig, SessionReferenceInput, normalize_reference_values, normalize_references};
+pub use mention::{
+    ParsedReferenceText, SessionReference, format_session_reference_mention, parse_session_reference_text,
+};
+pub use render::{
+    PROMPT_PREFIX, PROMPT_SUFFIX, RenderedReferences, render_prompt, render_sources, source_record, tag_safe_json,
+};
+pub use snapshot::{
+    ProjectedMessage, ReferenceStats, RetainedSource, Role, SourceSurface, is_compact_checkpoint_source,
+    omission_notice, project_conversation, retain_source, truncate_with_notice,
+};
+pub use uri::{SESSION_REFERENCE_SCHEME, decode_session_reference_uri, encode_session_reference_uri};
+
+/// Hard ceiling on distinct sources in one message; configuration may lower it, never raise it.
+pub const MAX_REFERENCES: u64 = 3;
+/// Default number of discovery candidates.
+pub const DEFAULT_CANDIDATE_LIMIT: u64 = 50;
+/// Default per-source budget, in bytes of the snapshot object's tag-safe JSON.
+pub const DEFAULT_MAX_REFERENCE_BYTES: u64 = 65536;

@@ -1,0 +1,548 @@
+//! One source's snapshot (05 §5.6–5.7): projecting a current surface into user/assistant
+//! text, then fitting the snapshot object into the per-source byte budget with DSH's exact
+//! retention (drop oldest non-checkpoint messages, then shorten the longest text head/tail with
+//! a UTF-8 omission notice), and the statistics the source record carries.
+
+use super::render::tag_safe_json;
+use super::text::utf8_len;
+use crate::corpus::SurfaceSnapshot;
+use crate::error::{Error, ErrorCode};
+use crate::json::{JsString, Json, JsonObject};
+
+/// Who said a projected message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A direct user prompt or a compaction checkpoint.
+    User,
+    /// A model reply.
+    Assistant,
+}
+
+impl Role {
+    /// `"user"` or `"assistant"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One message of a source's projected conversation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectedMessage {
+    /// Who said it.
+    pub role: Role,
+    /// The `text` blocks joined with `"\n"` (never empty).
+    pub text: JsString,
+    /// Whether it is a compaction checkpoint (never dropped by retention).
+    pub checkpoint: bool,
+}
+
+/// The read of one source that a snapshot is built from: DSH's `readSurface` result.
+#[derive(Clone, Copy, Debug)]
+pub struct SourceSurface<'a> {
+    /// The source header's id.
+    pub session_id: &'a str,
+    /// The source header's cwd.
+    pub cwd: Option<&'a str>,
+    /// Seq of the last raw event in the source log (`None` for an empty log).
+    pub captured_through_seq: Option<u64>,
+    /// The current surface events in model-history order.
+    pub events: &'a [Json],
+}
+
+impl<'a> From<&'a SurfaceSnapshot> for SourceSurface<'a> {
+    fn from(snapshot: &'a SurfaceSnapshot) -> Self {
+        SourceSurface {
+            session_id: &snapshot.session.id,
+            cwd: snapshot.session.cwd.as_deref(),
+            captured_through_seq: snapshot.captured_through_seq,
+            events: &snapshot.events,
+        }
+    }
+}
+
+/// What retention did to one source (the per-reference fields of the source record).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReferenceStats {
+    /// The projection before retention contained a compaction checkpoint.
+    pub compacted: bool,
+    /// Projected messages before retention.
+    pub original_messages: usize,
+    /// Messages in the snapshot's `conversation`.
+    pub retained_messages: usize,
+    /// Messages dropped whole.
+    pub omitted_messages: usize,
+    /// Bytes of dropped messages plus bytes cut out of shortened texts (notices not counted).
+    pub omitted_bytes: u64,
+    /// `omitted_messages > 0 || omitted_bytes > 0`.
+    pub truncated: bool,
+}
+
+/// One source fitted to the budget.
+#[derive(Clone, Debug)]
+pub struct RetainedSource {
+    /// The source header's id.
+    pub session_id: String,
+    /// The normalized reference label.
+    pub label: JsString,
+    /// Seq of the last raw event at capture.
+    pub captured_through_seq: Option<u64>,
+    /// The snapshot object: `{sessionId, label, cwd, capturedThroughSeq, conversation}`.
+    pub snapshot: Json,
+    /// Retention statistics.
+    pub stats: ReferenceStats,
+}
+
+/// Whether a `user/message` source is a compaction checkpoint: `kind == "plugin"` and
+/// `plugin == "compact"`, nothing else examined.
+pub fn is_compact_checkpoint_source(source: &Json) -> bool {
+    source.get("kind").and_then(Json::as_str) == Some("plugin")
+        && source.get("plugin").and_then(Json::as_str) == Some("compact")
+}
+
+/// Projects current surface events into the conversation a snapshot shows: checkpoints and
+/// `source.kind == "user"` user messages, every assistant message; everything else dropped.
+/// Messages whose joined text is empty are skipped.
+pub fn project_conversation(events: &[Json]) -> Vec<ProjectedMessage> {
+    let mut conversation = Vec::new();
+    for event in events {
+        let data = event.get("data");
+        let (role, checkpoint, content) = match event.get("type").and_then(Json::as_str) {
+            Some("user/message") => {
+                let source = data.and_then(|d| d.get("source"));
+                let checkpoint = source.is_some_and(is_compact_checkpoint_source);
+                let direct = source.and_then(|s| s.get("kind")).and_then(Json::as_str) == Some("user");
+                if !checkpoint && !direct {
+                    continue;
+                }
+                (Role::User, checkpoint, data.and_then(|d| d.get("content")))
+            }
+            Some("assistant/message") => (
+                Role::Assistant,
+                false,
+                data.and_then(|d| d.get("message")).and_then(|m| m.get("content")),
+            ),
+            // `tool/result`, and (defensively) anything a surface never holds.
+            _ => continue,
+        };
+        let text = text_content(content.and_then(Json::as_array).unwrap_or_default());
+        if !text.is_empty() {
+            conversation.push(ProjectedMessage { role, text, checkpoint });
+        }
+    }
+    conversation
+}
+
+/// The string `text` of the `text` blocks, joined with `"\n"`; other blocks are ignored.
+fn text_content(blocks: &[Json]) -> JsString {
+    let mut out = super::text::JsStringBuilder::new();
+    let mut first = true;
+    for block in blocks {
+        if block.get("type").and_then(Json::as_str) != Some("text") {
+            continue;
+        }
+        let Some(text) = block.get("text").and_then(Json::as_js_string) else {
+            continue;
+        };
+        if !first {
+            out.push_str("\n");
+        }
+        first = false;
+        out.push_js(text);
+    }
+    out.finish()
+}
+
+/// `"\n[… omitted <n> UTF-8 bytes …]"`: the only trace of a cut in the snapshot text.
+pub fn omission_notice(omitted: u64) -> String {
+    format!("\n[\u{2026} omitted {omitted} UTF-8 bytes \u{2026}]")
+}
+
+fn notice_len(omitted: u64) -> usize {
+    // "\n[… omitted " and " UTF-8 bytes …]" are 31 bytes together.
+    31 + omitted.to_string().len()
+}
+
+/// Shortens `original` to at most `target` bytes: a head and a tail glued together, then the
+/// omission notice, found with DSH's exact binary search over the retained byte count (the
+/// search is not monotonic, so a different search may settle elsewhere). Returns the text and
+/// the bytes cut. When even the bare notice does not fit, the text is empty and every byte is
+/// cut. A text that already fits is returned unchanged.
+pub fn truncate_with_notice(original: &JsString, target: usize) -> (JsString, u64) {
+    let total = utf8_len(original);
+    if total <= target {
+        return (original.clone(), 0);
+    }
+    // DSH encodes with TextEncoder, which writes each lone surrogate as U+FFFD.
+    let lossy = original.to_lossy();
+    let bytes = lossy.as_bytes();
+    let mut best: Option<HeadTail> = None;
+    let (mut low, mut high) = (0i64, target as i64);
+    while low <= high {
+        let retained = (low + high) / 2;
+        let r = retained as usize;
+        let cut = HeadTail::new(bytes, r.div_ceil(2), r / 2);
+        if cut.text_len(bytes) + notice_len(cut.omitted as u64) <= target {
+            best = Some(cut);
+            low = retained + 1;
+        } else {
+            high = retained - 1;
+        }
+    }
+    match best {
+        Some(cut) => {
+            let mut text = String::with_capacity(target);
+            text.push_str(strip_bom(&lossy[..cut.prefix_end]));
+            text.push_str(strip_bom(&lossy[cut.suffix_start..]));
+            text.push_str(&omission_notice(cut.omitted as u64));
+            (JsString::from(text), cut.omitted as u64)
+        }
+        None => (JsString::from(""), total as u64),
+    }
+}
+
+/// DSH's head/tail cut of UTF-8 bytes: the prefix ends at the largest character boundary within
+/// the head budget, the suffix starts at the smallest boundary within the tail budget, and
+/// every byte between them is omitted.
+struct HeadTail {
+    prefix_end: usize,
+    suffix_start: usize,
+    omitted: usize,
+}
+
+impl HeadTail {
+    /// `head + tail` is below `bytes.len()`, so there is always a gap.
+    fn new(bytes: &[u8], head: usize, tail: usize) -> HeadTail {
+        let is_continuation = |b: u8| b & 0xC0 == 0x80;
+        let mut prefix_end = head.min(bytes.len());
+        while prefix_end > 0 && prefix_end < bytes.len() && is_continuation(bytes[prefix_end]) {
+            prefix_end -= 1;
+        }
+        let mut suffix_start = bytes.len() - tail.min(bytes.len());
+        while suffix_start < bytes.len() && is_continuation(bytes[suffix_start]) {
+            suffix_start += 1;
+        }
+        HeadTail {
+            prefix_end,
+            suffix_start,
+            omitted: bytes.len() - prefix_end - (bytes.len() - suffix_start),
+        }
+    }
+
+    /// Bytes of the glued text. DSH decodes each part with a default `TextDecoder`, which drops
+    /// a leading byte-order mark, so a part that starts with U+FEFF loses 3 bytes (they still
+    /// count as kept, not omitted).
+    fn text_len(&self, bytes: &[u8]) -> usize {
+        let prefix = &bytes[..self.prefix_end];
+        let suffix = &bytes[self.suffix_start..];
+        let bom = |part: &[u8]| if part.starts_with(BOM) { BOM.len() } else { 0 };
+        prefix.len() - bom(prefix) + suffix.len() - bom(suffix)
+    }
+}
+
+const BOM: &[u8] = "\u{FEFF}".as_bytes();
+
+fn strip_bom(part: &str) -> &str {
+    part.strip_prefix('\u{FEFF}').unwrap_or(part)
+}
+
+/// One conversation item during retention.
+struct Item {
+    role: Role,
+    checkpoint: bool,
+    original: JsString,
+    text: JsString,
+    cut: u64,
+    /// Bytes of the item's tag-safe JSON.
+    size: usize,
+}
+
+impl Item {
+    fn to_json(&self) -> Json {
+        conversation_item(self.role, &self.text)
+    }
+
+    fn set_text(&mut self, text: JsString, cut: u64) {
+        self.text = text;
+        self.cut = cut;
+        self.size = tag_safe_len(&self.to_json());
+    }
+}
+
+fn conversation_item(role: Role, text: &JsString) -> Json {
+    let mut object = JsonObject::new();
+    object.insert("role", Json::str(role.as_str()));
+    object.insert("text", Json::String(text.clone()));
+    Json::Object(object)
+}
+
+fn tag_safe_len(value: &Json) -> usize {
+    tag_safe_json(value).len()
+}
+
+/// The snapshot object with keys in DSH's order.
+fn snapshot_object(source: &SourceSurface<'_>, label: &JsString, conversation: Vec<Json>) -> Json {
+    let mut object = JsonObject::new();
+    object.insert("sessionId", Json::str(source.session_id));
+    object.insert("label", Json::String(label.clone()));
+    object.insert("cwd", source.cwd.map_or(Json::Null, Json::str));
+    object.insert(
+        "capturedThroughSeq",
+        source
+            .captured_through_seq
+            .map_or(Json::Null, |seq| Json::Number(seq as f64)),
+    );
+    object.insert("conversation", Json::Array(conversation));
+    Json::Object(object)
+}
+
+/// Projects `source` and fits its snapshot object into `max_bytes` (bytes of its tag-safe JSON).
+/// Fails with `SESSION_REFERENCE_BUDGET_EXCEEDED` when the fixed fields plus every message that
+/// retention must keep (checkpoints and the newest message), emptied, still exceed the budget.
+pub fn retain_source(source: &SourceSurface<'_>, label: &JsString, max_bytes: u64) -> Result<RetainedSource, Error> {
+    let projected = project_conversation(source.events);
+    let compacted = projected.iter().any(|m| m.checkpoint);
+    let original_messages = projected.len();
+    let mut items: Vec<Item> = projected
+        .into_iter()
+        .map(|m| {
+            let size = tag_safe_len(&conversation_item(m.role, &m.text));
+            Item {
+                role: m.role,
+                checkpoint: m.checkpoint,
+                text: m.text.clone(),
+                original: m.text,
+                cut: 0,
+                size,
+            }
+        })
+        .collect();
+    // The object's size is its fixed part with `"conversation":[]`, plus the items and the
+    // commas between them: the serialization is compositional, so it is kept up to date
+    // instead of re-serializing the whole object after every change.
+    let fixed = tag_safe_len(&snapshot_object(source, label, Vec::new()));
+    let size = |items: &[Item]| {
+        fixed as u64 + items.iter().map(|i| i.size as u64).sum::<u64>() + items.len().saturating_sub(1) as u64
+    };
+
+    // Phase 1: drop the oldest message that is neither a checkpoint nor the newest.
+    let mut dropped_messages = 0;
+    let mut dropped_bytes = 0u64;
+    while size(&items) > max_bytes {
+        let newest = items.len().checked_sub(1);
+        let Some(at) = items
+            .iter()
+            .enumerate()
+            .position(|(i, item)| !item.checkpoint && Some(i) != newest)
+        else {
+            break;
+        };
+        let removed = items.remove(at);
+        dropped_messages += 1;
+        dropped_bytes += utf8_len(&removed.original) as u64;
+    }
+
+    // Phase 2: shorten the longest current text (earliest on a tie), always from its original.
+    loop {
+        let current = size(&items);
+        if current <= max_bytes {
+            break;
+        }
+        let mut longest: Option<(usize, usize)> = None;
+        for (i, item) in items.iter().enumerate() {
+            let bytes = utf8_len(&item.text);
+            if bytes > longest.map_or(0, |(_, b)| b) {
+                longest = Some((i, bytes));
+            }
+        }
+        let Some((at, bytes)) = longest else {
+            return Err(budget_exceeded());
+        };
+        let overflow = current - max_bytes;
+        let target = (bytes as u64).saturating_sub(overflow) as usize;
+        let (text, cut) = truncate_with_notice(&items[at].original, target);
+        if text == items[at].text {
+            return Err(budget_exceeded());
+        }
+        items[at].set_text(text, cut);
+    }
+
+    let omitted_bytes = dropped_bytes + items.iter().map(|i| i.cut).sum::<u64>();
+    let stats = ReferenceStats {
+        compacted,
+        original_messages,
+        retained_messages: items.len(),
+        omitted_messages: dropped_messages,
+        omitted_bytes,
+        truncated: dropped_messages > 0 || omitted_bytes > 0,
+    };
+    let final_size = size(&items);
+    let snapshot = snapshot_object(source, label, items.iter().map(Item::to_json).collect());
+    debug_assert_eq!(final_size, tag_safe_len(&snapshot) as u64);
+    Ok(RetainedSource {
+        session_id: source.session_id.to_owned(),
+        label: label.clone(),
+        captured_through_seq: source.captured_through_seq,
+        snapshot,
+        stats,
+    })
+}
+
+fn budget_exceeded() -> Error {
+    Error::new(
+        ErrorCode::ReferenceBudgetExceeded,
+        "referenced session snapshot cannot fit the configured byte budget",
+    )
+}
+
+/// Bytes of a string's JSON text (quotes included); `json::write_string` is the writer.
+#[cfg(test)]
+fn json_string_len(s: &JsString) -> usize {
+    let mut out = String::new();
+    crate::json::write_string(s, &mut out);
+    out.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::ParseLimits;
+
+    fn parse(text: &str) -> Json {
+        Json::parse(text, ParseLimits::default()).expect("valid JSON")
+    }
+
+    fn user(text: &str, source: &str) -> Json {
+        parse(&format!(
+            r#"{{"type":"user/message","seq":0,"time":0,"data":{{"id":"m","role":"user","content":[{{"type":"text","text":{}}}],"source":{source}}},"surfaceOp":"append"}}"#,
+            Json::str(text)
+        ))
+    }
+
+    fn assistant(content: &str) -> Json {
+        parse(&format!(
+            r#"{{"type":"assistant/message","seq":0,"time":0,"data":{{"turn":1,"step":1,"message":{{"id":"m","role":"assistant","content":{content},"source":{{"kind":"model"}}}}}},"surfaceOp":"append"}}"#
+        ))
+    }
+
+    fn texts(events: &[Json]) -> Vec<(Role, String, bool)> {
+        project_conversation(events)
+            .into_iter()
+            .map(|m| (m.role, m.text.to_string(), m.checkpoint))
+            .collect()
+    }
+
+    #[test]
+    fn projection_keeps_direct_users_checkpoints_and_assistants() {
+        let events = vec![
+            user("direct", r#"{"kind":"user"}"#),
+            user("plugin", r#"{"kind":"plugin","plugin":"goal"}"#),
+            user("summary", r#"{"kind":"plugin","plugin":"compact","compactionId":"c"}"#),
+            user("bare marker", r#"{"kind":"plugin","plugin":"compact"}"#),
+            user(
+                "earlier context",
+                r#"{"kind":"session-reference","form":"recall","version":1,"references":[]}"#,
+            ),
+            user("runtime", r#"{"kind":"runtime-context"}"#),
+            assistant(r#"[{"type":"reasoning","text":"hmm"},{"type":"text","text":"a"},{"type":"text","text":"b"}]"#),
+            assistant(r#"[{"type":"tool-call","toolCallId":"c","toolName":"x","input":{}}]"#),
+            assistant(r#"[{"type":"text","text":""},{"type":"text","text":"x"}]"#),
+            assistant(r#"[{"type":"text","text":""}]"#),
+            parse(
+                r#"{"type":"tool/result","seq":0,"time":0,"data":{"message":{"content":[{"type":"text","text":"out"}]}}}"#,
+            ),
+        ];
+        assert_eq!(
+            texts(&events),
+            vec![
+                (Role::User, "direct".into(), false),
+                (Role::User, "summary".into(), true),
+                (Role::User, "bare marker".into(), true),
+                (Role::Assistant, "a\nb".into(), false),
+                (Role::Assistant, "\nx".into(), false),
+            ]
+        );
+    }
+
+    #[test]
+    fn projection_skips_text_blocks_without_string_text() {
+        let events = vec![assistant(r#"[{"type":"text","text":1},{"type":"text","text":"only"}]"#)];
+        assert_eq!(texts(&events), vec![(Role::Assistant, "only".into(), false)]);
+    }
+
+    #[test]
+    fn notice_literal() {
+        let notice = omission_notice(1200);
+        assert_eq!(notice, "\n[… omitted 1200 UTF-8 bytes …]");
+        assert_eq!(notice.len(), notice_len(1200));
+        assert_eq!(notice_len(5), 32);
+    }
+
+    #[test]
+    fn truncation_keeps_head_and_tail_on_character_boundaries() {
+        let l = "构建失败：".to_owned() + &"链接器错误".repeat(12) + " <exit 2>";
+        assert_eq!(l.len(), 204);
+        let (text, cut) = truncate_with_notice(&JsString::from(l.as_str()), 98);
+        assert_eq!(
+            text,
+            JsString::from("构建失败：链接器错误链错误链接器错误 <exit 2>\n[… omitted 141 UTF-8 bytes …]")
+        );
+        assert_eq!(cut, 141);
+        // Outputs of DSH's truncateWithNotice for the same text and targets.
+        let (text, cut) = truncate_with_notice(&JsString::from(l.as_str()), 48);
+        assert_eq!(text, JsString::from("构建<exit 2>\n[… omitted 190 UTF-8 bytes …]"));
+        assert_eq!(cut, 190);
+        let (text, cut) = truncate_with_notice(&JsString::from(l.as_str()), 43);
+        assert_eq!(text, JsString::from("构it 2>\n[… omitted 196 UTF-8 bytes …]"));
+        assert_eq!(cut, 196);
+        assert_eq!(
+            truncate_with_notice(&JsString::from(l.as_str()), 32),
+            (JsString::from(""), 204)
+        );
+    }
+
+    #[test]
+    fn truncation_below_the_smallest_notice_empties_the_text() {
+        let original = JsString::from("x".repeat(100).as_str());
+        assert_eq!(truncate_with_notice(&original, 31), (JsString::from(""), 100));
+        assert_eq!(truncate_with_notice(&original, 0), (JsString::from(""), 100));
+        let (text, cut) = truncate_with_notice(&original, 33);
+        // 33 = 31 + two digits: no byte of the original fits next to a two-digit count.
+        assert_eq!((text.to_string(), cut), (String::new(), 100));
+        let (text, cut) = truncate_with_notice(&original, 34);
+        assert_eq!(
+            (text.to_string(), cut),
+            ("x\n[… omitted 99 UTF-8 bytes …]".to_owned(), 99)
+        );
+        assert_eq!(truncate_with_notice(&original, 100), (original.clone(), 0));
+    }
+
+    #[test]
+    fn truncation_replaces_lone_surrogates_and_drops_a_leading_bom() {
+        // TextEncoder turns a lone surrogate into U+FFFD; TextDecoder drops a leading BOM.
+        let Json::String(original) = parse(&format!(r#""\ud800{}""#, "y".repeat(60))) else {
+            panic!("string");
+        };
+        let (text, cut) = truncate_with_notice(&original, 40);
+        assert_eq!(text, JsString::from("\u{FFFD}yyyy\n[… omitted 56 UTF-8 bytes …]"));
+        assert_eq!(cut, 56);
+        // The 5-byte head is the BOM plus "zz": the BOM counts as kept but is not in the text,
+        // which is why 7 characters fit next to a 33-byte notice within 40 bytes.
+        let bom = JsString::from(format!("\u{FEFF}{}", "z".repeat(60)).as_str());
+        let (text, cut) = truncate_with_notice(&bom, 40);
+        assert_eq!(text, JsString::from("zzzzzzz\n[… omitted 53 UTF-8 bytes …]"));
+        assert_eq!(cut, 53);
+    }
+
+    #[test]
+    fn item_size_matches_its_serialization() {
+        let text = JsString::from("a<b\"c\u{1}é");
+        let item = conversation_item(Role::Assistant, &text);
+        assert_eq!(
+            tag_safe_len(&item),
+            r#"{"role":"assistant","text":}"#.len() + json_string_len(&text) + 5
+        );
+    }
+}

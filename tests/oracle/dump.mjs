@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+// Mount one persistence root (read-only use) through the real DSH JSONL
+// backend + session-query engine and dump what DSH reports for it.
+//
+//   node dump.mjs --root DIR/zstd --out FILE.json [--compression zstd|none]
+//
+// Shape: see README.md. Errors are recorded as {error:{code,name,message,cause?}}.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import zlib from 'node:zlib';
+import { parseArgs } from 'node:util';
+import { SessionId } from '@deepseek-ai/dsh-session';
+import { openReader, close, dshVersions } from './lib/dsh.mjs';
+import { scanFrames } from './lib/zstd.mjs';
+
+const { values: argv } = parseArgs({ options: { root: { type: 'string' }, out: { type: 'string' }, compression: { type: 'string' } } });
+if (!argv.root || !argv.out) { console.error('usage: node dump.mjs --root DIR --out FILE.json [--compression zstd|none]'); process.exit(2); }
+const ROOT = path.resolve(argv.root);
+const CONCURRENCY = 8;
+
+/** Every regular file under dir, relative, sorted by UTF-16 code units. */
+function walk(dir, rel = '') {
+  const out = [];
+  for (const ent of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const r = rel ? `${rel}/${ent.name}` : ent.name;
+    if (ent.isDirectory()) out.push(...walk(dir, r));
+    else if (ent.isFile()) out.push(r);
+  }
+  return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function treeDigest(dir) {
+  const h = crypto.createHash('sha256');
+  for (const f of walk(dir)) { h.update(f); h.update('\0'); h.update(fs.readFileSync(path.join(dir, f))); h.update('\0'); }
+  return h.digest('hex');
+}
+
+const isTranscript = (f) => /(^|\/)session\.jsonl(\.zstd)?$/.test(f);
+
+/** The header id of a transcript, read directly (for unlisted/isolated bookkeeping only). */
+function headerId(file) {
+  try {
+    const buf = fs.readFileSync(file);
+    let line;
+    if (file.endsWith('.zstd')) {
+      const f = scanFrames(buf)[0];
+      if (!f?.complete) return undefined;
+      line = zlib.zstdDecompressSync(buf.subarray(f.start, f.end)).toString('utf8');
+    } else {
+      const nl = buf.indexOf(0x0a);
+      if (nl < 0) return undefined;
+      line = buf.subarray(0, nl).toString('utf8');
+    }
+    const h = JSON.parse(line);
+    return typeof h?.id === 'string' ? h.id : undefined;
+  } catch { return undefined; }
+}
+
+/** Inverse of DSH's path-segment escape (~XXXX per UTF-16 unit): the id a session directory names. */
+function dirId(f) {
+  const parts = f.split('/');
+  if (parts.length < 3) return undefined;
+  return parts[parts.length - 2].replace(/~([0-9A-F]{4})/g, (_, h) => String.fromCharCode(parseInt(h, 16)));
+}
+
+function detectCompression(root) {
+  if (argv.compression) return argv.compression;
+  const t = walk(root).find(isTranscript);
+  return t?.endsWith('.zstd') ? 'zstd' : 'none';
+}
+
+const roots = [ROOT];
+function scrub(s) {
+  let out = String(s);
+  for (const r of [...roots].sort((a, b) => b.length - a.length)) out = out.split(r).join("<root>");
+  return out;
+}
+
+function errorRecord(e) {
+  const err = { code: e?.code ?? null, name: e?.name ?? typeof e, message: scrub(e?.message ?? e) };
+  if (e?.cause !== undefined) err.cause = { name: e.cause?.name ?? null, message: scrub(e.cause?.message ?? e.cause) };
+  return { error: err };
+}
+
+async function attempt(fn) {
+  try {
+    const v = await fn();
+    return v === undefined ? null : v;
+  } catch (e) {
+    return errorRecord(e);
+  }
+}
+
+async function readOne(q, id) {
+  const sid = SessionId(id);
+  return {
+    listEvents: await attempt(() => q.listEvents(sid)),
+    readSurface: await attempt(() => q.readSurface(sid)),
+    filterEvents: await attempt(() => q.filterEvents(sid, [])),
+    readSession: await attempt(() => q.readSession(sid)),
+    readTitle: await attempt(() => q.readTitle(sid)),
+  };
+}
+
+const before = treeDigest(ROOT);
+const compression = detectCompression(ROOT);
+const files = walk(ROOT);
+const transcripts = files.filter(isTranscript);
+const result = {
+  root: path.basename(ROOT),
+  compression,
+  dsh: dshVersions(),
+  collation: Intl.Collator().resolvedOptions().locale, // listSessions ties use localeCompare
+  mode: 'listed',
+  listSessions: null,
+  sessions: [],
+  unlisted: [],
+};
+
+const tmpBase = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-oracle-'));
+roots.push(tmpBase);
+let scratchN = 0;
+
+/** Copy one transcript alone into a scratch root (same relative path) and mount it. */
+async function withScratch(f, fn) {
+  const tmp = path.join(tmpBase, `r${String(scratchN++).padStart(6, '0')}`);
+  fs.mkdirSync(path.dirname(path.join(tmp, f)), { recursive: true });
+  fs.copyFileSync(path.join(ROOT, f), path.join(tmp, f));
+  roots.push(tmp);
+  const c = await openReader(tmp, f.endsWith('.zstd') ? 'zstd' : 'none');
+  try { return await fn(c.sessionQuery); } finally {
+    await close(c);
+    roots.splice(roots.indexOf(tmp), 1);
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+async function pool(n, count, fn) {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(n, count) }, async () => { while (next < count) { const i = next++; await fn(i); } }));
+}
+
+const ctx = await openReader(ROOT, compression);
+const q = ctx.sessionQuery;
+result.listSessions = await attempt(() => q.listSessions());
+const byHeaderId = new Map();
+for (const f of transcripts) { const id = headerId(path.join(ROOT, f)); if (id !== undefined && !byHeaderId.has(id)) byHeaderId.set(id, f); }
+if (Array.isArray(result.listSessions)) {
+  const ids = result.listSessions.map((rec) => rec.header.id);
+  const listed = new Set(ids);
+  // Every query re-lists the whole root, which makes big roots slow. Since the
+  // full listing succeeded, each session is read from a scratch root holding
+  // only its own transcript at the same relative path (same DSH code paths and
+  // results); the full root is used when the scratch listing disagrees.
+  const entries = new Array(ids.length);
+  await pool(CONCURRENCY, ids.length, async (i) => {
+    const id = ids[i];
+    const f = byHeaderId.get(id);
+    let entry;
+    if (f !== undefined) {
+      entry = await withScratch(f, async (sq) => {
+        const l = await attempt(() => sq.listSessions());
+        return Array.isArray(l) && l.length === 1 && l[0].header.id === id ? readOne(sq, id) : undefined;
+      });
+    }
+    entries[i] = { id, ...(entry ?? await readOne(q, id)) };
+  });
+  result.sessions.push(...entries);
+  // Transcripts the listing skipped: what DSH says when asked for them by header id.
+  for (const f of transcripts) {
+    const hid = headerId(path.join(ROOT, f));
+    if (hid !== undefined && listed.has(hid)) continue;
+    const id = hid ?? dirId(f);
+    result.unlisted.push({ path: f, headerId: hid ?? null, id: id ?? null, ...(id !== undefined ? await readOne(q, id) : {}) });
+  }
+  await close(ctx);
+} else {
+  // Listing fails for the whole root: read every transcript alone in a
+  // scratch root with the same relative path.
+  await close(ctx);
+  result.mode = 'isolated';
+  for (const f of transcripts) {
+    const entry = await withScratch(f, async (sq) => {
+      const listing = await attempt(() => sq.listSessions());
+      const id = Array.isArray(listing) && listing.length === 1 ? listing[0].header.id : headerId(path.join(ROOT, f)) ?? dirId(f);
+      return { id: id ?? null, path: f, isolatedListSessions: listing, ...(id !== undefined ? await readOne(sq, id) : {}) };
+    });
+    result.sessions.push(entry);
+  }
+}
+fs.rmSync(tmpBase, { recursive: true, force: true });
+
+if (treeDigest(ROOT) !== before) throw new Error(`dump modified files under ${ROOT}`);
+fs.mkdirSync(path.dirname(path.resolve(argv.out)), { recursive: true });
+fs.writeFileSync(argv.out, JSON.stringify(result) + '\n');
+const errs = result.sessions.filter((s) => s.listEvents?.error).length;
+console.log(`${result.root}: mode=${result.mode} listed=${Array.isArray(result.listSessions) ? result.listSessions.length : 'ERROR ' + result.listSessions.error.code} sessions=${result.sessions.length} listEventsErrors=${errs} unlisted=${result.unlisted.length}`);

@@ -1,0 +1,46 @@
+// Wiring of the real DSH packages into a cordis Context.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { Context } from '@deepseek-ai/cordis';
+import SessionStore from '@deepseek-ai/dsh-session';
+import JsonlSessionPersistence from '@deepseek-ai/dsh-session-persistence-jsonl';
+import { SqliteSessionQueryEngine } from '@deepseek-ai/dsh-session-query-sqlite';
+
+/** A context with the session store and the JSONL backend mounted at `root`. */
+export async function openWriter(root, compression) {
+  const ctx = new Context();
+  await ctx.plugin(SessionStore);
+  await ctx.plugin(JsonlSessionPersistence, {
+    root,
+    compression,
+    packChunks: true,
+    // Only explicit ctx.sessions.flush() writes: frames/batches are then deterministic.
+    writeBatchMaxDelayMs: 2_000_000_000,
+  });
+  return ctx;
+}
+
+/** A context with store + JSONL backend + the query engine (exact reads only, no SQLite). */
+export async function openReader(root, compression) {
+  const ctx = new Context();
+  await ctx.plugin(SessionStore);
+  await ctx.plugin(JsonlSessionPersistence, { root, compression });
+  await ctx.plugin(SqliteSessionQueryEngine, { path: ':memory:', openAt: 'never' });
+  return ctx;
+}
+
+export async function close(ctx) {
+  await ctx.fiber.dispose();
+}
+
+/** Versions of the DSH packages actually loaded (for the dump header). */
+export function dshVersions() {
+  const req = createRequire(import.meta.url);
+  const out = {};
+  const dir = path.join(path.dirname(req.resolve('@deepseek-ai/dsh-session/package.json')), '..');
+  for (const name of fs.readdirSync(dir).sort()) {
+    try { out[`@deepseek-ai/${name}`] = JSON.parse(fs.readFileSync(path.join(dir, name, 'package.json'), 'utf8')).version; } catch { /* not a package */ }
+  }
+  return out;
+}
