@@ -100,6 +100,9 @@ pub struct Corpus {
     conflicted: BTreeSet<String>,
     /// Live sessions added by the host; they shadow loaded copies.
     live: BTreeMap<String, SessionLog>,
+    /// Sessions whose header lists but whose log failed: listed like DSH lists them, and
+    /// every read of them fails with DSH's code.
+    unreadable: BTreeMap<String, (SessionHeader, Error)>,
     generation: u64,
     session_generations: BTreeMap<String, u64>,
 }
@@ -160,16 +163,33 @@ impl Corpus {
             }));
         let total = gathered.logs.len();
         let mut read: Vec<(LogFile, SessionLog)> = Vec::new();
+        let mut unreadable: Vec<(SessionHeader, Error)> = Vec::new();
         for (done, file) in gathered.logs.into_iter().enumerate() {
             match read_bound(&file, options) {
                 Ok(log) => read.push((file, log)),
-                Err((session_id, error)) => report.failures.push(LoadFailure {
-                    input: file.input,
-                    path: file.path,
-                    session_id,
-                    code: error.code,
-                    message: error.message,
-                }),
+                Err((session_id, error)) => {
+                    // DSH lists a session from its header alone; reads of it then fail.
+                    if matches!(
+                        error.code,
+                        ErrorCode::LoadCorrupt
+                            | ErrorCode::LoadDamaged
+                            | ErrorCode::LoadCorruptFrame
+                            | ErrorCode::LoadUnsupportedVersion
+                            | ErrorCode::LoadUnknownEventType
+                            | ErrorCode::LoadLimitExceeded
+                    ) && let Some(header) = log::listing_header(&file.bytes, file.encoding, &options.limits)
+                    {
+                        let read_error = Error::new(error.code.dsh_query_code(), error.message.clone());
+                        unreadable.push((header, read_error));
+                    }
+                    report.failures.push(LoadFailure {
+                        input: file.input,
+                        path: file.path,
+                        session_id,
+                        code: error.code,
+                        message: error.message,
+                    })
+                }
             }
             progress(done + 1, total);
         }
@@ -183,7 +203,14 @@ impl Corpus {
         }
         let mut staged = self.clone();
         for (file, log) in read {
+            staged.unreadable.remove(&log.header.id);
             staged.admit(file, log, &mut report);
+        }
+        for (header, error) in unreadable {
+            if !staged.sessions.contains_key(&header.id) {
+                staged.touch(&header.id);
+                staged.unreadable.insert(header.id.clone(), (header, error));
+            }
         }
         if options.strict && !report.failures.is_empty() {
             let first = &report.failures[0];
@@ -328,6 +355,9 @@ impl Corpus {
                 format!("session {id:?} has copies whose headers disagree"),
             ));
         }
+        if let Some((_, error)) = self.unreadable.get(id) {
+            return Err(error.clone());
+        }
         persisted
             .map(|entry| Source {
                 log: &entry.log,
@@ -335,6 +365,18 @@ impl Corpus {
                 persisted: true,
             })
             .ok_or_else(|| Error::new(ErrorCode::QuerySessionNotFound, format!("session \"{id}\" not found")))
+    }
+
+    /// Listing records of sessions that list but cannot be read (not live).
+    pub(crate) fn unreadable_records(&self) -> impl Iterator<Item = SessionRecord> + '_ {
+        self.unreadable
+            .iter()
+            .filter(|(id, _)| !self.live.contains_key(*id))
+            .map(|(_, (header, _))| SessionRecord {
+                header: header.clone(),
+                live: false,
+                persisted: true,
+            })
     }
 
     /// Every id a read can observe, with its source; ids whose live and stored headers
@@ -438,7 +480,7 @@ fn headers_compatible(a: &SessionHeader, b: &SessionHeader) -> bool {
         && a.cwd == b.cwd
         && a.parent_session == b.parent_session
         && a.seed_length == b.seed_length
-        && a.delegation_depth == b.delegation_depth
+        && a.delegation_depth.unwrap_or(0) == b.delegation_depth.unwrap_or(0)
 }
 
 /// An approximation of JavaScript's `localeCompare` (ICU root collation, as DSH's listing

@@ -767,6 +767,11 @@ fn write_value(value: &Json, out: &mut String) {
     }
 }
 
+/// Serializes an `f64` as JavaScript writes it (`0`, not serde_json's `0.0`).
+pub fn serialize_js_number<S: serde::Serializer>(n: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&Json::Number(*n), serializer)
+}
+
 /// `JSON.stringify` of a number: ECMAScript `Number::toString`, `null` when not finite.
 pub fn write_number(n: f64, out: &mut String) {
     if !n.is_finite() {

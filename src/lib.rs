@@ -33,5 +33,6 @@ pub mod log;
 pub mod reads;
 pub mod reference;
 pub mod rpc;
+pub mod search;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -191,6 +191,7 @@ impl Corpus {
                 live: s.live,
                 persisted: s.persisted,
             })
+            .chain(self.unreadable_records())
             .collect();
         records.sort_by(|a, b| {
             b.header

@@ -99,12 +99,7 @@ impl RpcServer {
 
     fn call(&mut self, method: &str, params: &[Json]) -> CallResult {
         let arg = |i: usize| params.get(i);
-        let id_arg = |i: usize| -> Result<String, Failure> {
-            arg(i)
-                .and_then(Json::as_js_string)
-                .map(|s| s.to_lossy().into_owned())
-                .ok_or_else(|| invalid_params(format!("parameter {i} must be a session id string")))
-        };
+        let id_arg = |i: usize| -> Result<String, Failure> { Ok(js_string_of(arg(i))) };
         let corpus = &self.corpus;
         match method {
             "load" => self.load(arg(0), arg(1)),
@@ -246,11 +241,23 @@ fn event_list(value: Option<&Json>) -> Result<Vec<Json>, Failure> {
 }
 
 fn request_id(request: &Json) -> Result<String, Failure> {
-    request
-        .get("sessionId")
-        .and_then(Json::as_js_string)
-        .map(|s| s.to_lossy().into_owned())
-        .ok_or_else(|| invalid_params("request.sessionId must be a string"))
+    Ok(js_string_of(request.get("sessionId")))
+}
+
+/// DSH does not type-check ids: it looks up `String(value)`, so a non-string id is simply
+/// not found (`session "undefined" not found`).
+fn js_string_of(value: Option<&Json>) -> String {
+    match value {
+        None => "undefined".into(),
+        Some(Json::String(s)) => s.to_lossy().into_owned(),
+        Some(Json::Object(_)) => "[object Object]".into(),
+        Some(Json::Array(items)) => items
+            .iter()
+            .map(|i| js_string_of(Some(i)))
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(other) => other.to_js_string(),
+    }
 }
 
 /// The requested seq; a seq that names no event fails as DSH does, after the session resolved.

@@ -103,23 +103,11 @@ fn compare_root(dump_path: &Path, logs: &Path, out: &mut Mismatches) {
             ));
         }
     } else {
-        // Our listing equals DSH's, less the sessions DSH lists but cannot read.
-        let readable: Vec<Json> = dump
-            .get("listSessions")
-            .and_then(Json::as_array)
-            .unwrap_or_default()
-            .iter()
-            .filter(|record| {
-                let id = record.get("header").and_then(|h| h.get("id"));
-                sessions
-                    .iter()
-                    .any(|s| s.get("id") == id && s.get("readSurface").is_some_and(|r| error_code(r).is_none()))
-            })
-            .cloned()
-            .collect();
+        // Our listing equals DSH's: unreadable sessions are listed too (their reads fail).
+        let listed = dump.get("listSessions").cloned().unwrap_or(Json::Null);
         out.check(
             format!("{root_name}: listSessions"),
-            &Json::Array(readable),
+            &listed,
             &ours(Ok::<_, Error>(corpus.list_sessions())),
         );
     }
@@ -206,6 +194,19 @@ fn reads_equal_dsh_on_generated_corpora() {
     );
 }
 
+/// Settlements with each rejection reduced to its code.
+fn without_messages(settlements: Option<&Json>) -> Json {
+    let mut value = settlements.cloned().unwrap_or(Json::Null);
+    if let Json::Array(items) = &mut value {
+        for item in items {
+            if let Some(Json::Object(reason)) = item.as_object_mut().and_then(|o| o.get_mut("reason")) {
+                reason.remove("message");
+            }
+        }
+    }
+    value
+}
+
 /// Replays the recorded calls of one dump through our JSON-RPC face; returns how many ran.
 fn replay_calls(dump_path: &Path, logs: &Path, out: &mut Mismatches) -> usize {
     let dump = parse(&std::fs::read_to_string(dump_path).expect("dump readable"));
@@ -213,6 +214,9 @@ fn replay_calls(dump_path: &Path, logs: &Path, out: &mut Mismatches) -> usize {
         return 0;
     };
     let root_name = dump.get("root").and_then(Json::as_str).expect("root name").to_owned();
+    // Where DSH's listing of the whole root fails, we isolate the culprit instead (by design).
+    let listing_failed = dump.get("mode").and_then(Json::as_str) == Some("isolated");
+    let mut after_conflict = false;
     let mut server = dsh_session_search::rpc::RpcServer::new();
     let root = logs.join(&root_name).display().to_string();
     let load = format!(
@@ -237,6 +241,23 @@ fn replay_calls(dump_path: &Path, logs: &Path, out: &mut Mismatches) -> usize {
             }
             None => response.get("result").cloned().unwrap_or(Json::Null),
         };
+        let root_level_failure = call
+            .get("error")
+            .and_then(|e| e.get("message"))
+            .and_then(Json::as_str)
+            .is_some_and(|m| m.starts_with("session persistence listing failed"));
+        if (listing_failed && (root_level_failure || method == "readTitleSnapshots")) || after_conflict {
+            out.checked += 1;
+            continue;
+        }
+        if call.get("error").and_then(|e| e.get("code")).and_then(Json::as_str) == Some("SESSION_QUERY_SOURCE_CONFLICT")
+        {
+            // DSH then fails every listing but still serves the live copy; we fail only the
+            // conflicting id (fault isolation), so what follows is not comparable.
+            after_conflict = true;
+            out.checked += 1;
+            continue;
+        }
         if matches!(method, "addLive" | "appendLive") {
             // Host actions: they must succeed unless DSH refused them too.
             out.checked += 1;
@@ -259,6 +280,14 @@ fn replay_calls(dump_path: &Path, logs: &Path, out: &mut Mismatches) -> usize {
             }
             (Some(expected), None) if expected.get("code").and_then(Json::as_str).is_none() => out.checked += 1,
             (Some(_), None) => out.check(what, call.get("error").unwrap_or(&Json::Null), &ours),
+            (None, _) if method == "readTitleSnapshots" => {
+                // Rejection messages are prose, not contract: compare the codes.
+                out.check(
+                    what,
+                    &without_messages(call.get("result")),
+                    &without_messages(Some(&ours)),
+                )
+            }
             (None, _) => out.check(what, call.get("result").unwrap_or(&Json::Null), &ours),
         }
     }
@@ -293,6 +322,9 @@ fn recorded_calls_replay_equal_through_rpc() {
         calls >= 1000,
         "the oracle must record at least 1000 calls, found {calls}"
     );
+    if let Some(path) = std::env::var_os("DSH_MISMATCH_LOG") {
+        std::fs::write(path, out.lines.join("\n")).expect("mismatch log");
+    }
     let shown: Vec<&str> = out.lines.iter().take(40).map(String::as_str).collect();
     assert!(
         out.lines.is_empty(),

@@ -82,3 +82,50 @@ fn errors_reach_javascript_with_their_code() {
     assert_eq!(code.as_string().as_deref(), Some("SESSION_QUERY_SESSION_NOT_FOUND"));
     assert!(error.dyn_ref::<js_sys::Error>().is_some());
 }
+
+#[wasm_bindgen_test]
+fn tantivy_search_runs_in_wasm() {
+    use dsh_session_search::archive::{Input, LoadOptions};
+    use dsh_session_search::corpus::Corpus;
+    use dsh_session_search::json::Json;
+    use dsh_session_search::search::engine::SearchEngine;
+    use dsh_session_search::search::request::{SearchConfig, parse_event_request, parse_session_request};
+    use dsh_session_search::search::tantivy::TantivyProvider;
+    use dsh_session_search::search::tokenizer::TokenizerMode;
+    let mut corpus = Corpus::new();
+    let bytes = include_bytes!("fixtures/spec/replacement_of_replacement.jsonl").to_vec();
+    corpus
+        .load(
+            vec![Input::File {
+                name: "s.jsonl".into(),
+                bytes,
+            }],
+            &LoadOptions::default(),
+        )
+        .expect("loads");
+    let mode = TokenizerMode::Unicode61;
+    let mut engine = SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode);
+    let request = |text: &str| Json::parse(text, Default::default()).expect("json");
+    let config = SearchConfig::default();
+    let page = engine
+        .search_sessions(
+            &corpus,
+            &parse_session_request(&request(r#"{"query":"SUMMARY"}"#), &config).expect("valid"),
+        )
+        .expect("searches");
+    assert_eq!(page.items.len(), 1);
+    // "summary of summary" (seq 11) has two spans and outranks "summary" (seq 6).
+    assert_eq!(page.items[0].best_match.seq, 11);
+    let events = engine
+        .search_events(
+            &corpus,
+            &parse_event_request(
+                &request(r#"{"sessionId":"s-7-3","query":"summary","limit":1}"#),
+                &config,
+            )
+            .expect("valid"),
+        )
+        .expect("searches");
+    assert_eq!(events.items[0].seq, 11);
+    assert!(events.next_cursor.is_some());
+}

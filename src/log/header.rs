@@ -9,8 +9,9 @@ use crate::json::{JsString, Json, ParseError, ParseLimits};
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHeader {
-    /// On-disk format version; always 0 for a loaded log.
-    pub version: u32,
+    /// On-disk format version; 0 for every loaded log (a listed-only header may differ).
+    #[serde(serialize_with = "crate::json::serialize_js_number")]
+    pub version: f64,
     /// The session id as written, which may hold lone UTF-16 surrogates.
     #[serde(rename = "id")]
     pub raw_id: JsString,
@@ -31,8 +32,10 @@ pub struct SessionHeader {
     /// `"subagent"` for delegated children.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
-    /// 0 for a top-level session, parent depth + 1 for a delegated child.
-    pub delegation_depth: u64,
+    /// 0 for a top-level session, parent depth + 1 for a delegated child. Always present in
+    /// stored logs; a live header may leave it out (then it counts as 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delegation_depth: Option<u64>,
     /// The agent preset the session was composed from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_preset: Option<String>,
@@ -67,6 +70,17 @@ pub(super) fn parse_header_line(line: &[u8], limits: &ReadLimits) -> Result<Pars
 /// Checks a parsed header record. A stored header line carries `"type": "session"` and
 /// `delegationDepth`; a live header may omit both (an absent depth counts as 0).
 pub(super) fn parse_header_value(parsed: &Json, stored: bool) -> Result<ParsedHeader, LogFault> {
+    refuse_foreign_version(parsed)?;
+    header_shape(parsed, stored)
+}
+
+/// The header as DSH's listing reads it (only the line-level shape; a foreign version and
+/// restore-time problems still list), or `None` when the listing passes the file over.
+pub(super) fn listing_header(parsed: &Json) -> Option<SessionHeader> {
+    header_shape(parsed, true).ok().map(|parsed| parsed.header)
+}
+
+fn refuse_foreign_version(parsed: &Json) -> Result<(), LogFault> {
     // The version refusal comes before any other check: a future format need not look like ours.
     if let Some(version) = parsed.get("version").and_then(Json::as_f64)
         && version != 0.0
@@ -87,6 +101,10 @@ pub(super) fn parse_header_value(parsed: &Json, stored: bool) -> Result<ParsedHe
         };
         return Err(LogFault::new(ErrorCode::LoadUnsupportedVersion, message));
     }
+    Ok(())
+}
+
+fn header_shape(parsed: &Json, stored: bool) -> Result<ParsedHeader, LogFault> {
     let Some(object) = parsed.as_object() else {
         return Err(LogFault::new(
             ErrorCode::LoadInvalidHeader,
@@ -118,7 +136,7 @@ pub(super) fn parse_header_value(parsed: &Json, stored: bool) -> Result<ParsedHe
     }
     // Fields the line check does not cover are checked later, as DSH does on restore.
     let mut header = SessionHeader {
-        version: 0,
+        version: object.get("version").and_then(Json::as_f64).unwrap_or_default(),
         raw_id: object
             .get("id")
             .and_then(Json::as_js_string)
@@ -130,17 +148,21 @@ pub(super) fn parse_header_value(parsed: &Json, stored: bool) -> Result<ParsedHe
         parent_session: None,
         seed_length: None,
         origin: string("origin"),
-        delegation_depth: non_negative("delegationDepth").unwrap_or_default(),
+        delegation_depth: non_negative("delegationDepth"),
         agent_preset: string("agentPreset"),
     };
     let mut deferred = Vec::new();
     match object.get("cwd") {
         None => {}
         Some(Json::String(cwd)) if is_absolute(&cwd.to_lossy()) => header.cwd = Some(cwd.to_lossy().into_owned()),
-        Some(Json::String(cwd)) => deferred.push(format!(
-            "session header cwd must be an absolute path, got {:?}",
-            cwd.to_lossy()
-        )),
+        Some(Json::String(cwd)) => {
+            // Listed as written; reading it fails later, as in DSH.
+            header.cwd = Some(cwd.to_lossy().into_owned());
+            deferred.push(format!(
+                "session header cwd must be an absolute path, got {:?}",
+                cwd.to_lossy()
+            ));
+        }
         Some(_) => deferred.push("session header cwd must be a string".to_owned()),
     }
     match object.get("parentSession") {

@@ -190,6 +190,14 @@ pub fn read_header(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Res
     Ok(header::parse_header_line(&line, limits)?.header)
 }
 
+/// The header as DSH's listing sees it, whatever else is wrong with the log: `None` when the
+/// listing would pass the file over.
+pub fn listing_header(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Option<SessionHeader> {
+    let line = framing::header_line(bytes, encoding == Encoding::Zstd, limits).ok()?;
+    let value = Json::parse(&String::from_utf8_lossy(&line), crate::json::ParseLimits::default()).ok()?;
+    header::listing_header(&value)
+}
+
 /// The `id` of the header record, when it is a string, whatever else is wrong with the log.
 pub fn header_id(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Option<String> {
     let line = framing::header_line(bytes, encoding == Encoding::Zstd, limits).ok()?;

@@ -12,12 +12,18 @@ import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import { parseArgs } from 'node:util';
 import { SessionId } from '@deepseek-ai/dsh-session';
-import { openReader, close, dshVersions } from './lib/dsh.mjs';
+import { openReader, close, dshVersions, cacheListing } from './lib/dsh.mjs';
 import { scanFrames } from './lib/zstd.mjs';
+import { recorder, rootPlan, sessionPlan, edgePlan, TEXT_PROBES, TEXT_PROBES_SHORT } from './lib/calls.mjs';
+import { liveScenario } from './lib/live.mjs';
 
-const { values: argv } = parseArgs({ options: { root: { type: 'string' }, out: { type: 'string' }, compression: { type: 'string' } } });
-if (!argv.root || !argv.out) { console.error('usage: node dump.mjs --root DIR --out FILE.json [--compression zstd|none]'); process.exit(2); }
+const { values: argv } = parseArgs({ options: { root: { type: 'string' }, out: { type: 'string' }, compression: { type: 'string' }, live: { type: 'boolean' } } });
+if (!argv.root || !argv.out) { console.error('usage: node dump.mjs --root DIR --out FILE.json [--compression zstd|none] [--live]'); process.exit(2); }
 const ROOT = path.resolve(argv.root);
+// The live scenario runs on a root named "live" (generate.mjs copies "ids" there) or with --live.
+const LIVE = argv.live || path.basename(ROOT) === 'live';
+// Per-session calls: the full suite on about this many sessions per root, a light one on the rest.
+const FULL_SAMPLE = 30;
 const CONCURRENCY = 8;
 
 /** Every regular file under dir, relative, sorted by UTF-16 code units. */
@@ -117,7 +123,15 @@ const result = {
   listSessions: null,
   sessions: [],
   unlisted: [],
+  calls: [],
 };
+const call = recorder(scrub);
+/** Run [method, params] pairs in order against one query service. */
+async function runPlan(q, plan) {
+  const out = [];
+  for (const [m, p] of plan) out.push(await call(q, m, p));
+  return out;
+}
 
 const tmpBase = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-oracle-'));
 roots.push(tmpBase);
@@ -142,7 +156,8 @@ async function pool(n, count, fn) {
   await Promise.all(Array.from({ length: Math.min(n, count) }, async () => { while (next < count) { const i = next++; await fn(i); } }));
 }
 
-const ctx = await openReader(ROOT, compression);
+// The root does not change during a dump (checked at the end): list it once.
+const ctx = cacheListing(await openReader(ROOT, compression));
 const q = ctx.sessionQuery;
 result.listSessions = await attempt(() => q.listSessions());
 const byHeaderId = new Map();
@@ -155,6 +170,7 @@ if (Array.isArray(result.listSessions)) {
   // only its own transcript at the same relative path (same DSH code paths and
   // results); the full root is used when the scratch listing disagrees.
   const entries = new Array(ids.length);
+  const scratchOk = new Array(ids.length).fill(false);
   await pool(CONCURRENCY, ids.length, async (i) => {
     const id = ids[i];
     const f = byHeaderId.get(id);
@@ -165,6 +181,7 @@ if (Array.isArray(result.listSessions)) {
         return Array.isArray(l) && l.length === 1 && l[0].header.id === id ? readOne(sq, id) : undefined;
       });
     }
+    scratchOk[i] = entry !== undefined;
     entries[i] = { id, ...(entry ?? await readOne(q, id)) };
   });
   result.sessions.push(...entries);
@@ -175,11 +192,40 @@ if (Array.isArray(result.listSessions)) {
     const id = hid ?? dirId(f);
     result.unlisted.push({ path: f, headerId: hid ?? null, id: id ?? null, ...(id !== undefined ? await readOne(q, id) : {}) });
   }
+  if (LIVE) {
+    result.calls.push(...await liveScenario(ROOT, compression, call));
+  } else {
+    // Root-level calls (whole corpus), then one block per session in listing order.
+    const corruptIds = result.sessions.filter((s) => s.listEvents?.error).map((s) => s.id);
+    const unlistedIds = result.unlisted.map((u) => u.id).filter((id) => id !== null);
+    result.calls.push(...await runPlan(q, rootPlan(result.listSessions, { corruptIds, unlistedIds })));
+    // The complete suite on every k-th session, a light one on the rest; argument
+    // edge cases on the first light readable session, short text probes on the
+    // second, the long probe list on the handmade `text-probes` session.
+    const every = Math.max(1, Math.ceil(ids.length / FULL_SAMPLE));
+    const readable = (i) => Array.isArray(entries[i].listEvents) && entries[i].listEvents.length > 0 && ids[i] !== 'text-probes';
+    const light = ids.map((_, i) => i).filter((i) => readable(i) && i % every !== 0);
+    const anyReadable = ids.map((_, i) => i).filter(readable);
+    const edgeAt = light[0] ?? anyReadable[0];
+    const shortAt = light[1] ?? anyReadable.find((i) => i !== edgeAt) ?? edgeAt;
+    const blocks = new Array(ids.length);
+    await pool(CONCURRENCY, ids.length, async (i) => {
+      const id = ids[i];
+      const probes = id === 'text-probes' ? TEXT_PROBES : i === shortAt ? TEXT_PROBES_SHORT : null;
+      const full = i % every === 0 && i !== edgeAt && i !== shortAt && probes === null;
+      const plan = sessionPlan(id, entries[i], { full, probes });
+      if (i === edgeAt) plan.push(...edgePlan(id, entries[i].listEvents.length));
+      const f = byHeaderId.get(id);
+      const got = scratchOk[i] ? await withScratch(f, (sq) => runPlan(sq, plan)) : await runPlan(q, plan);
+      // traceSession depends on the whole corpus: always the full root.
+      blocks[i] = [await call(q, 'traceSession', [id]), ...got];
+    });
+    for (const b of blocks) result.calls.push(...b);
+  }
   await close(ctx);
 } else {
   // Listing fails for the whole root: read every transcript alone in a
   // scratch root with the same relative path.
-  await close(ctx);
   result.mode = 'isolated';
   for (const f of transcripts) {
     const entry = await withScratch(f, async (sq) => {
@@ -189,6 +235,17 @@ if (Array.isArray(result.listSessions)) {
     });
     result.sessions.push(entry);
   }
+  // Calls against the whole (unlistable) root: every corpus read fails the same
+  // way, except where DSH validates arguments first.
+  const ids = [...new Set(result.sessions.map((s) => s.id).filter((id) => id !== null))];
+  result.calls.push(...await runPlan(q, rootPlan(null, { ids })));
+  for (const id of ids) {
+    result.calls.push(await call(q, 'traceSession', [id]));
+    result.calls.push(...await runPlan(q, sessionPlan(id, { listEvents: { error: {} } }, { full: false })));
+    result.calls.push(await call(q, 'readEvent', [{ sessionId: id, seq: 0, after: 51 }]));
+    result.calls.push(await call(q, 'listDocuments', [id]));
+  }
+  await close(ctx);
 }
 fs.rmSync(tmpBase, { recursive: true, force: true });
 
@@ -196,4 +253,5 @@ if (treeDigest(ROOT) !== before) throw new Error(`dump modified files under ${RO
 fs.mkdirSync(path.dirname(path.resolve(argv.out)), { recursive: true });
 fs.writeFileSync(argv.out, JSON.stringify(result) + '\n');
 const errs = result.sessions.filter((s) => s.listEvents?.error).length;
-console.log(`${result.root}: mode=${result.mode} listed=${Array.isArray(result.listSessions) ? result.listSessions.length : 'ERROR ' + result.listSessions.error.code} sessions=${result.sessions.length} listEventsErrors=${errs} unlisted=${result.unlisted.length}`);
+const callErrs = result.calls.filter((c) => c.error).length;
+console.log(`${result.root}: mode=${result.mode} listed=${Array.isArray(result.listSessions) ? result.listSessions.length : 'ERROR ' + result.listSessions.error.code} sessions=${result.sessions.length} listEventsErrors=${errs} unlisted=${result.unlisted.length} calls=${result.calls.length} (${callErrs} errors)`);

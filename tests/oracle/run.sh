@@ -35,12 +35,13 @@ ls -1 "$OUT/logs" | grep -v '^manifest.json$' | sort -r -k1,1 \
 "$NODE" -e '
 const fs = require("fs"), path = require("path");
 const dir = process.argv[1], secs = (Number(process.argv[3]) - Number(process.argv[2])) / 1e9;
-const parts = []; let errs = 0;
+const parts = []; let errs = 0, calls = 0;
 for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
   const d = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"));
   const e = d.sessions.filter((s) => s.listEvents === undefined || s.listEvents?.error).length;
   errs += e;
+  calls += (d.calls ?? []).length;
   parts.push(`${d.root}=${d.sessions.length}${Array.isArray(d.listSessions) ? "" : "(listing ERR)"}${e ? `/${e}err` : ""}`);
 }
-console.log(`oracle: ${parts.join(" ")} | sessions with read errors: ${errs} | ${secs.toFixed(1)}s`);
+console.log(`oracle: ${parts.join(" ")} | sessions with read errors: ${errs} | recorded calls: ${calls} | ${secs.toFixed(1)}s`);
 ' "$OUT/dumps" "$START" "$(date +%s%N)"

@@ -44,3 +44,22 @@ export function dshVersions() {
   }
   return out;
 }
+
+/**
+ * Cache `sessionPersistence.list()` for a reader whose root does not change
+ * (dump.mjs checks the root's digest afterwards). DSH's query service lists
+ * the whole root on every call; the cache returns a fresh deep copy of the
+ * first listing (or the same failure), so results are unchanged but a root
+ * with many sessions is listed once instead of once per call.
+ */
+export function cacheListing(ctx) {
+  const p = ctx.sessionPersistence;
+  const list = p.list.bind(p);
+  let first;
+  p.list = (signal) => {
+    signal?.throwIfAborted();
+    first ??= list();
+    return first.then((headers) => structuredClone(headers));
+  };
+  return ctx;
+}

@@ -1,0 +1,536 @@
+//! The search engine above any provider: reconciles the index with the corpus (only changed
+//! sessions are re-indexed), runs `searchSessions` / `searchEvents` with DSH's filters, order,
+//! grouping, paging, snippets and cursors. Providers only find phrase occurrences.
+
+use super::rank::{MatchStats, RankKey, compare_events, compare_sessions, merge_spans, snippet};
+use super::request::{EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, sanitize_text};
+use super::tokenizer::{TokenizerMode, tokenize};
+use crate::corpus::{Corpus, SessionRecord};
+use crate::documents::session_documents;
+use crate::error::{Error, ErrorCode};
+use crate::filters::{EventFilter, session_matches};
+use crate::fold::SurfaceLabel;
+use crate::json::{JsString, Json, JsonObject};
+use crate::log::SessionHeader;
+use base64::Engine as _;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// A document id assigned by the engine.
+pub type DocId = u32;
+
+/// What differs between full-text engines: storing token streams and finding phrases.
+pub trait SearchProvider {
+    /// Indexes (or re-indexes) the documents of one session; `docs` are `(id, sanitised text)`.
+    fn replace_session(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error>;
+    /// Drops one session's documents.
+    fn remove_session(&mut self, session: &str) -> Result<(), Error>;
+    /// Every document (of `session`, if given) whose token stream contains `phrase`
+    /// contiguously, with the start positions of all occurrences, ascending.
+    fn phrase_matches(&self, phrase: &[String], session: Option<&str>) -> Result<Vec<(DocId, Vec<u32>)>, Error>;
+    /// Makes everything indexed so far searchable (called once per reconcile).
+    fn commit(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// A provider that keeps token streams in memory and scans them: the reference behaviour the
+/// indexed providers are tested against.
+#[derive(Default)]
+pub struct ScanProvider {
+    mode: Option<TokenizerMode>,
+    sessions: HashMap<String, Vec<(DocId, Vec<String>)>>,
+}
+
+impl ScanProvider {
+    /// A provider tokenizing with `mode`.
+    pub fn new(mode: TokenizerMode) -> Self {
+        ScanProvider {
+            mode: Some(mode),
+            sessions: HashMap::new(),
+        }
+    }
+}
+
+impl SearchProvider for ScanProvider {
+    fn replace_session(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
+        let mode = self.mode.unwrap_or(TokenizerMode::Unicode61);
+        let streams = docs
+            .iter()
+            .map(|(id, text)| {
+                (
+                    *id,
+                    tokenize(text, mode).into_iter().map(|t| t.text.into_owned()).collect(),
+                )
+            })
+            .collect();
+        self.sessions.insert(session.to_owned(), streams);
+        Ok(())
+    }
+
+    fn remove_session(&mut self, session: &str) -> Result<(), Error> {
+        self.sessions.remove(session);
+        Ok(())
+    }
+
+    fn phrase_matches(&self, phrase: &[String], session: Option<&str>) -> Result<Vec<(DocId, Vec<u32>)>, Error> {
+        let mut out = Vec::new();
+        let mut scan = |docs: &Vec<(DocId, Vec<String>)>| {
+            for (id, tokens) in docs {
+                let starts: Vec<u32> = tokens
+                    .windows(phrase.len())
+                    .enumerate()
+                    .filter(|(_, w)| *w == phrase)
+                    .map(|(i, _)| i as u32)
+                    .collect();
+                if !starts.is_empty() {
+                    out.push((*id, starts));
+                }
+            }
+        };
+        match session {
+            Some(id) => {
+                if let Some(docs) = self.sessions.get(id) {
+                    scan(docs);
+                }
+            }
+            None => self.sessions.values().for_each(&mut scan),
+        }
+        Ok(out)
+    }
+}
+
+/// One indexed document's metadata and sanitised text (kept once, here).
+struct DocMeta {
+    session: String,
+    seq: u64,
+    kind: String,
+    time: i64,
+    surface: SurfaceLabel,
+    text: String,
+    length: u64,
+}
+
+struct IndexedSession {
+    generation: u64,
+    live: bool,
+    persisted: bool,
+    record: SessionRecord,
+    docs: Vec<DocId>,
+    /// The within-session generation cursors are bound to (changes only with this session).
+    epoch: u64,
+}
+
+/// An event hit: the document's record fields plus `snippet`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventHit {
+    /// The owning session.
+    pub session_id: JsString,
+    /// The event's seq.
+    pub seq: u64,
+    /// The event's type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The event's time.
+    pub time: i64,
+    /// The surface label.
+    pub surface: SurfaceLabel,
+    /// Plain-text excerpt around the first match.
+    pub snippet: String,
+}
+
+/// A session hit with its best-matching event.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHit {
+    /// The header as indexed (no `origin`).
+    pub header: Json,
+    /// Whether the session is live.
+    pub live: bool,
+    /// Whether a stored copy is loaded.
+    pub persisted: bool,
+    /// The session's strongest matching event.
+    pub best_match: EventHit,
+}
+
+/// A page of `searchSessions`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSearchPage {
+    /// Hits, best first.
+    pub items: Vec<SessionHit>,
+    /// Present when more hits follow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// A page of `searchEvents`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventSearchPage {
+    /// The target session's header as indexed.
+    pub session: Json,
+    /// Hits, best first.
+    pub items: Vec<EventHit>,
+    /// Present when more hits follow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// Full-text search over a corpus through one provider.
+pub struct SearchEngine<P: SearchProvider> {
+    provider: P,
+    config: SearchConfig,
+    mode: TokenizerMode,
+    instance: String,
+    sessions: HashMap<String, IndexedSession>,
+    docs: HashMap<DocId, DocMeta>,
+    next_doc: DocId,
+    next_epoch: u64,
+    generation: u64,
+}
+
+/// The header as DSH's index stores it: `origin` is not carried.
+pub fn indexed_header(header: &SessionHeader) -> Json {
+    let mut object = JsonObject::new();
+    object.insert("version", Json::Number(header.version));
+    object.insert("id", Json::String(header.raw_id.clone()));
+    object.insert("createdAt", Json::int(header.created_at));
+    if let Some(cwd) = &header.cwd {
+        object.insert("cwd", Json::str(cwd));
+    }
+    if let Some(parent) = &header.parent_session {
+        object.insert("parentSession", Json::str(parent));
+    }
+    if let Some(seed) = header.seed_length {
+        object.insert("seedLength", Json::int(seed as i64));
+    }
+    if let Some(depth) = header.delegation_depth {
+        object.insert("delegationDepth", Json::int(depth as i64));
+    }
+    if let Some(preset) = &header.agent_preset {
+        object.insert("agentPreset", Json::str(preset));
+    }
+    Json::Object(object)
+}
+
+fn instance_nonce() -> u64 {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let count = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(target_arch = "wasm32"))]
+    let entropy = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+        ^ u64::from(std::process::id()).rotate_left(32);
+    #[cfg(target_arch = "wasm32")]
+    let entropy =
+        (js_sys::Math::random() * 9_007_199_254_740_991.0) as u64 ^ (js_sys::Date::now() as u64).rotate_left(20);
+    entropy ^ count.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn invalid_cursor(why: &str) -> Error {
+    Error::new(
+        ErrorCode::QueryInvalidCursor,
+        format!("invalid session-search cursor: {why}"),
+    )
+}
+
+impl<P: SearchProvider> SearchEngine<P> {
+    /// An engine with an empty index.
+    pub fn new(provider: P, config: SearchConfig, mode: TokenizerMode) -> Self {
+        SearchEngine {
+            provider,
+            config,
+            mode,
+            instance: format!("{:016x}", instance_nonce()),
+            sessions: HashMap::new(),
+            docs: HashMap::new(),
+            next_doc: 0,
+            next_epoch: 0,
+            generation: 0,
+        }
+    }
+
+    /// The search configuration.
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    /// Brings the index up to date with `corpus`, re-indexing only sessions whose observed
+    /// state changed. Returns how many sessions were (re)indexed or removed.
+    pub fn reconcile(&mut self, corpus: &Corpus) -> Result<usize, Error> {
+        let mut changed = 0;
+        let mut seen: Vec<String> = Vec::new();
+        for (id, source) in corpus.sources() {
+            seen.push(id.clone());
+            let generation = corpus.session_generation(id);
+            if let Some(indexed) = self.sessions.get(id)
+                && indexed.generation == generation
+                && indexed.live == source.live
+                && indexed.persisted == source.persisted
+            {
+                continue;
+            }
+            let documents = session_documents(&source.log.header.raw_id, &source.log.events, &source.log.surface);
+            let mut ids = Vec::with_capacity(documents.len());
+            for document in documents {
+                let text = sanitize_text(&document.text.to_lossy());
+                let doc_id = self.next_doc;
+                self.next_doc += 1;
+                ids.push(doc_id);
+                self.docs.insert(
+                    doc_id,
+                    DocMeta {
+                        session: id.clone(),
+                        seq: document.seq,
+                        kind: document.kind,
+                        time: document.time,
+                        surface: document.surface,
+                        length: text.chars().count() as u64,
+                        text,
+                    },
+                );
+            }
+            let texts: Vec<(DocId, &str)> = ids.iter().map(|d| (*d, self.docs[d].text.as_str())).collect();
+            self.provider.replace_session(id, &texts)?;
+            self.next_epoch += 1;
+            let record = SessionRecord {
+                header: source.log.header.clone(),
+                live: source.live,
+                persisted: source.persisted,
+            };
+            if let Some(old) = self.sessions.insert(
+                id.clone(),
+                IndexedSession {
+                    generation,
+                    live: source.live,
+                    persisted: source.persisted,
+                    record,
+                    docs: ids,
+                    epoch: self.next_epoch,
+                },
+            ) {
+                for doc in old.docs {
+                    self.docs.remove(&doc);
+                }
+            }
+            changed += 1;
+        }
+        let gone: Vec<String> = self.sessions.keys().filter(|k| !seen.contains(k)).cloned().collect();
+        for id in gone {
+            if let Some(old) = self.sessions.remove(&id) {
+                for doc in old.docs {
+                    self.docs.remove(&doc);
+                }
+            }
+            self.provider.remove_session(&id)?;
+            changed += 1;
+        }
+        if changed > 0 {
+            self.provider.commit()?;
+            self.generation += 1;
+        }
+        Ok(changed)
+    }
+
+    fn encode_cursor(&self, scope: &str, fingerprint: &str, generation: &str, offset: u64) -> String {
+        let payload = format!(
+            r#"{{"v":1,"instance":"{}","scope":"{scope}","fingerprint":"{:016x}","generation":"{generation}","offset":{offset}}}"#,
+            self.instance,
+            fnv1a(fingerprint)
+        );
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(payload)
+    }
+
+    /// The offset a cursor continues from: invalid before stale, as DSH checks them.
+    fn decode_cursor(&self, cursor: &str, scope: &str, fingerprint: &str, generation: &str) -> Result<u64, Error> {
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(cursor)
+            .map_err(|_| invalid_cursor("not decodable"))?;
+        let text = String::from_utf8(bytes).map_err(|_| invalid_cursor("not decodable"))?;
+        let payload = Json::parse(&text, Default::default()).map_err(|_| invalid_cursor("not decodable"))?;
+        let field = |key: &str| payload.get(key).and_then(Json::as_str);
+        let offset = payload.get("offset").and_then(Json::as_index);
+        let belongs = payload.get("v").and_then(Json::as_f64) == Some(1.0)
+            && field("instance") == Some(self.instance.as_str())
+            && field("scope") == Some(scope)
+            && field("fingerprint") == Some(format!("{:016x}", fnv1a(fingerprint)).as_str());
+        let Some(offset) = offset.filter(|_| belongs) else {
+            return Err(invalid_cursor("cursor does not belong to this normalized request"));
+        };
+        if field("generation") != Some(generation) {
+            return Err(Error::new(
+                ErrorCode::QueryStaleCursor,
+                "session-search cursor is stale: the indexed corpus changed",
+            ));
+        }
+        Ok(offset)
+    }
+
+    fn phrase(&self, query: &str) -> Vec<String> {
+        tokenize(query, self.mode)
+            .into_iter()
+            .map(|t| t.text.into_owned())
+            .collect()
+    }
+
+    fn event_passes(doc: &DocMeta, filters: &[EventFilter]) -> bool {
+        filters.iter().all(|filter| match filter {
+            EventFilter::Seq(range) => {
+                range.from.is_none_or(|f| doc.seq as f64 >= f) && range.to.is_none_or(|t| doc.seq as f64 <= t)
+            }
+            EventFilter::Time(range) => {
+                range.from.is_none_or(|f| doc.time as f64 >= f) && range.to.is_none_or(|t| doc.time as f64 <= t)
+            }
+            EventFilter::Type(types) => types.contains(&doc.kind),
+            EventFilter::Surface(labels) => labels.contains(&doc.surface),
+            EventFilter::Text(_) => false,
+        })
+    }
+
+    /// Matching documents passing `filters`, with their stats.
+    fn matches(
+        &self,
+        phrase: &[String],
+        session: Option<&str>,
+        filters: &[EventFilter],
+    ) -> Result<Vec<(DocId, MatchStats)>, Error> {
+        if phrase.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self.provider.phrase_matches(phrase, session)?;
+        Ok(found
+            .into_iter()
+            .filter_map(|(id, starts)| {
+                let doc = self.docs.get(&id)?;
+                if !Self::event_passes(doc, filters) {
+                    return None;
+                }
+                merge_spans(&starts, phrase.len() as u32).map(|stats| (id, stats))
+            })
+            .collect())
+    }
+
+    fn key(&self, id: DocId, stats: &MatchStats) -> RankKey<'_> {
+        let doc = &self.docs[&id];
+        RankKey {
+            match_count: stats.match_count,
+            length: doc.length,
+            time: doc.time,
+            session_id: &doc.session,
+            seq: doc.seq,
+        }
+    }
+
+    fn hit(&self, id: DocId, stats: &MatchStats) -> EventHit {
+        let doc = &self.docs[&id];
+        let start = tokenize(&doc.text, self.mode)
+            .into_iter()
+            .find(|t| t.position as u32 == stats.first_position)
+            .map(|t| t.char_range.start);
+        let session = &self.sessions[&doc.session];
+        EventHit {
+            session_id: session.record.header.raw_id.clone(),
+            seq: doc.seq,
+            kind: doc.kind.clone(),
+            time: doc.time,
+            surface: doc.surface,
+            snippet: snippet(&doc.text, start, self.config.snippet_chars),
+        }
+    }
+
+    /// `searchSessions` over the corpus (reconciled first).
+    pub fn search_sessions(
+        &mut self,
+        corpus: &Corpus,
+        request: &SessionSearchRequest,
+    ) -> Result<SessionSearchPage, Error> {
+        self.reconcile(corpus)?;
+        let fingerprint = request.fingerprint();
+        let generation = self.generation.to_string();
+        let offset = match &request.cursor {
+            Some(cursor) => self.decode_cursor(cursor, "sessions", &fingerprint, &generation)?,
+            None => 0,
+        };
+        check_budgets(&request.session_filters, &request.event_filters, false)?;
+        let phrase = self.phrase(&request.query);
+        let mut best: HashMap<&str, (DocId, MatchStats)> = HashMap::new();
+        for (id, stats) in self.matches(&phrase, None, &request.event_filters)? {
+            let session = self.docs[&id].session.as_str();
+            let indexed = &self.sessions[session];
+            if !session_matches(&request.session_filters, &indexed.record) {
+                continue;
+            }
+            match best.get(session) {
+                Some((current, current_stats))
+                    if compare_events(&self.key(*current, current_stats), &self.key(id, &stats)).is_le() => {}
+                _ => {
+                    best.insert(session, (id, stats));
+                }
+            }
+        }
+        let mut ranked: Vec<(DocId, MatchStats)> = best.into_values().collect();
+        ranked.sort_by(|a, b| compare_sessions(&self.key(a.0, &a.1), &self.key(b.0, &b.1)));
+        let items = ranked
+            .iter()
+            .skip(offset as usize)
+            .take(request.limit as usize)
+            .map(|(id, stats)| {
+                let indexed = &self.sessions[&self.docs[id].session];
+                SessionHit {
+                    header: indexed_header(&indexed.record.header),
+                    live: indexed.live,
+                    persisted: indexed.persisted,
+                    best_match: self.hit(*id, stats),
+                }
+            })
+            .collect();
+        let next = offset + request.limit;
+        let next_cursor =
+            (ranked.len() as u64 > next).then(|| self.encode_cursor("sessions", &fingerprint, &generation, next));
+        Ok(SessionSearchPage { items, next_cursor })
+    }
+
+    /// `searchEvents` in one session (reconciled first).
+    pub fn search_events(&mut self, corpus: &Corpus, request: &EventSearchRequest) -> Result<EventSearchPage, Error> {
+        self.reconcile(corpus)?;
+        let indexed = self.sessions.get(&request.session_id).ok_or_else(|| {
+            Error::new(
+                ErrorCode::QuerySessionNotFound,
+                format!("session \"{}\" not found", request.session_id),
+            )
+        })?;
+        let generation = format!("{}:{}", if indexed.live { "live" } else { "persisted" }, indexed.epoch);
+        let fingerprint = request.fingerprint();
+        let offset = match &request.cursor {
+            Some(cursor) => self.decode_cursor(cursor, "events", &fingerprint, &generation)?,
+            None => 0,
+        };
+        check_budgets(&[], &request.filters, true)?;
+        let phrase = self.phrase(&request.query);
+        let mut ranked = self.matches(&phrase, Some(&request.session_id), &request.filters)?;
+        ranked.sort_by(|a, b| compare_events(&self.key(a.0, &a.1), &self.key(b.0, &b.1)));
+        let items = ranked
+            .iter()
+            .skip(offset as usize)
+            .take(request.limit as usize)
+            .map(|(id, stats)| self.hit(*id, stats))
+            .collect();
+        let next = offset + request.limit;
+        let next_cursor =
+            (ranked.len() as u64 > next).then(|| self.encode_cursor("events", &fingerprint, &generation, next));
+        Ok(EventSearchPage {
+            session: indexed_header(&indexed.record.header),
+            items,
+            next_cursor,
+        })
+    }
+}

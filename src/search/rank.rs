@@ -1,0 +1,200 @@
+//! Relevance and snippets (04 §7–§8): merged match spans, DSH's total orders for events and
+//! sessions, and the bounded whitespace-collapsed excerpt around the first span.
+
+use crate::documents::is_js_whitespace;
+use std::cmp::Ordering;
+
+/// How one document matched the query phrase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatchStats {
+    /// Number of merged (overlap-joined) occurrences of the phrase.
+    pub match_count: u32,
+    /// Token position where the first span starts.
+    pub first_position: u32,
+}
+
+/// Merges phrase occurrences (start positions, ascending) of a phrase `len` tokens long:
+/// overlapping occurrences form one span, adjacent ones stay separate.
+pub fn merge_spans(starts: &[u32], len: u32) -> Option<MatchStats> {
+    let first = *starts.first()?;
+    let mut count = 1;
+    let mut end = first + len.max(1) - 1;
+    for &start in &starts[1..] {
+        if start > end {
+            count += 1;
+        }
+        end = end.max(start + len.max(1) - 1);
+    }
+    Some(MatchStats {
+        match_count: count,
+        first_position: first,
+    })
+}
+
+/// The ranking key of one matching document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankKey<'a> {
+    /// Merged span count (higher first).
+    pub match_count: u32,
+    /// Code-point length of the sanitised text (shorter first).
+    pub length: u64,
+    /// Event time (newer first).
+    pub time: i64,
+    /// Session id (code-point order, ascending) — used between sessions only.
+    pub session_id: &'a str,
+    /// Event seq (higher first).
+    pub seq: u64,
+}
+
+/// `searchEvents` order, also used to pick each session's best match.
+pub fn compare_events(a: &RankKey<'_>, b: &RankKey<'_>) -> Ordering {
+    b.match_count
+        .cmp(&a.match_count)
+        .then(a.length.cmp(&b.length))
+        .then(b.time.cmp(&a.time))
+        .then(b.seq.cmp(&a.seq))
+}
+
+/// `searchSessions` order over each session's best match.
+pub fn compare_sessions(a: &RankKey<'_>, b: &RankKey<'_>) -> Ordering {
+    b.match_count
+        .cmp(&a.match_count)
+        .then(a.length.cmp(&b.length))
+        .then(b.time.cmp(&a.time))
+        // Rust compares `str` bytewise, which is code-point order.
+        .then(a.session_id.cmp(b.session_id))
+        .then(b.seq.cmp(&a.seq))
+}
+
+/// The snippet of 04 §8: `text` is the sanitised document text and `match_start` the
+/// code-point index (in `text`) where the first span starts, if any.
+pub fn snippet(text: &str, match_start: Option<usize>, max: usize) -> String {
+    let mut clean: Vec<char> = Vec::with_capacity(text.len().min(4 * max + 64));
+    let mut m = None;
+    for (index, c) in text.chars().enumerate() {
+        if Some(index) == match_start && m.is_none() {
+            m = Some(clean.len());
+        }
+        if is_js_whitespace(c) {
+            if clean.last().is_some_and(|last| *last != ' ') {
+                clean.push(' ');
+            }
+        } else {
+            clean.push(c);
+        }
+    }
+    if clean.last() == Some(&' ') {
+        clean.pop();
+    }
+    let n = clean.len();
+    if n <= max {
+        return clean.into_iter().collect();
+    }
+    if max == 1 {
+        return "…".into();
+    }
+    let i = m.unwrap_or(0).min(n - 1);
+    let mut start = i.saturating_sub(max / 3);
+    let prefix = if start > 0 { "…" } else { "" };
+    let mut suffix = "…";
+    let prefix_len = usize::from(!prefix.is_empty());
+    let mut room = max as isize - prefix_len as isize - 1;
+    if room < 1 {
+        start = i;
+        suffix = "";
+        room = max as isize - prefix_len as isize;
+    } else if i >= start + room as usize {
+        start = i + 1 - room as usize;
+    }
+    let mut room_len = room.max(0) as usize;
+    let mut end = n.min(start + room_len);
+    if end == n {
+        suffix = "";
+        room_len = max - prefix_len;
+        start = end.saturating_sub(room_len);
+        end = n.min(start + room_len);
+    }
+    let mut out = String::with_capacity(4 * (end - start) + 6);
+    out.push_str(prefix);
+    out.extend(&clean[start..end]);
+    out.push_str(suffix);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_merge_only_when_overlapping() {
+        assert_eq!(merge_spans(&[0, 1], 1).map(|s| s.match_count), Some(2), "needle needle");
+        assert_eq!(
+            merge_spans(&[0, 1], 2).map(|s| s.match_count),
+            Some(1),
+            "`a a` in `a a a`"
+        );
+        assert_eq!(
+            merge_spans(&[0, 2], 2).map(|s| s.match_count),
+            Some(2),
+            "`x y` in `x y x y`"
+        );
+        assert_eq!(
+            merge_spans(&[1, 3], 2).map(|s| s.match_count),
+            Some(2),
+            "`two three` in `one two three two three`"
+        );
+        assert_eq!(merge_spans(&[], 2), None);
+    }
+
+    #[test]
+    fn snippets_follow_the_spec_worked_values() {
+        assert_eq!(snippet("  short\ntext  ", None, 20), "short text");
+        assert_eq!(snippet("abcdefghij", None, 5), "abcd…");
+        assert_eq!(snippet("abcdefghij", Some(2), 5), "…bcd…");
+        assert_eq!(snippet("abcdefghij", Some(2), 3), "…c…");
+        assert_eq!(snippet("abcdef", Some(5), 2), "…f");
+        assert_eq!(snippet("abcdef", Some(5), 5), "…cdef");
+        assert_eq!(snippet("abcdef", Some(5), 1), "…");
+    }
+
+    #[test]
+    fn snippets_match_the_worked_example() {
+        assert_eq!(
+            snippet("parser: rewrite the parser", Some(0), 20),
+            "parser: rewrite the…"
+        );
+        assert_eq!(
+            snippet("Why does the Parser crash on empty input?", Some(13), 20),
+            "…s the Parser crash…"
+        );
+        assert_eq!(
+            snippet("Why does the Parser crash on empty input?", Some(20), 20),
+            "…arser crash on emp…"
+        );
+        assert_eq!(snippet("error\nparser timeout", Some(6), 20), "error parser timeout");
+    }
+
+    #[test]
+    fn orders_are_total_and_follow_dsh() {
+        let key = |match_count, length, time, session_id, seq| RankKey {
+            match_count,
+            length,
+            time,
+            session_id,
+            seq,
+        };
+        let mut events = [
+            key(1, 41, 10, "a1", 1),
+            key(1, 55, 20, "a1", 4),
+            key(2, 60, 5, "a1", 7),
+            key(1, 41, 10, "a1", 9),
+        ];
+        events.sort_by(compare_events);
+        let seqs: Vec<u64> = events.iter().map(|k| k.seq).collect();
+        assert_eq!(seqs, [7, 9, 1, 4]);
+        let mut sessions = [key(1, 41, 10, "b", 1), key(1, 41, 10, "a", 1), key(2, 26, 0, "z", 1)];
+        sessions.sort_by(compare_sessions);
+        let ids: Vec<&str> = sessions.iter().map(|k| k.session_id).collect();
+        assert_eq!(ids, ["z", "a", "b"]);
+    }
+}

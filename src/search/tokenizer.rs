@@ -1,0 +1,487 @@
+//! The full-text tokenizer: SQLite FTS5 `unicode61` token for token, plus an optional CJK mode.
+//!
+//! [`TokenizerMode::Unicode61`] yields exactly the tokens (folded text and positions) that
+//! SQLite FTS5's built-in `unicode61` tokenizer yields with its default options
+//! (`remove_diacritics 1`, `categories 'L* N* Co'`, no `tokenchars`/`separators`), which is
+//! what DeepSeek Harness indexes and queries with (spec 04 §5). The algorithm is a line-by-line
+//! port of `fts5UnicodeTokenize` and the character data is SQLite's own Unicode 6.1 tables
+//! ([`unicode61`](self) submodule), so code points added to Unicode after 6.1 (🥰, 🫠, recent CJK
+//! extensions) are token characters exactly as in SQLite. Two details of FTS5 outside the
+//! tokenizer proper are reproduced as well: its UTF-8 reader turns U+FFFE and U+FFFF into
+//! U+FFFD (a separator), and FTS5 stores and queries at most [`MAX_TERM_BYTES`] bytes of a
+//! token.
+//!
+//! [`TokenizerMode::Cjk`] (spec 06 §6.2) is the same token stream except that every
+//! `unicode61` token containing Han, Hiragana, Katakana, Hangul or Thai letters is replaced by
+//! smaller tokens, so that a substring of a text written without spaces can be found:
+//!
+//! * the token is cut into *segments*: maximal runs of those CJK/Thai letters, and maximal runs
+//!   of other token characters (combining diacritics that `unicode61` deletes belong to the
+//!   letter before them and never split a run);
+//! * a segment of other characters becomes one token (folded as usual);
+//! * a CJK/Thai run of `n ≥ 2` letters becomes its `n − 1` overlapping bigrams, in order; a
+//!   run of one letter becomes that letter (a unigram);
+//! * every emitted token takes the next position: positions stay consecutive integers from 0
+//!   with no gaps and no two tokens at one position.
+//!
+//! So `我喜欢数据库 ok` gives `我喜`@0 `喜欢`@1 `欢数`@2 `数据`@3 `据库`@4 `ok`@5, `SQL数据库`
+//! gives `sql`@0 `数据`@1 `据库`@2, and `数` alone gives `数`@0. Queries are tokenized by the
+//! very same function, so the query `数据库` (`数据`@0 `据库`@1) is a phrase that occurs in
+//! `我喜欢数据库` at position 3. Because each `unicode61` token expands to a non-empty
+//! sequence that depends only on its folded text, every phrase match in `Unicode61` mode is
+//! also a phrase match in `Cjk` mode; text without CJK/Thai letters tokenizes identically in
+//! both modes. (A single-letter query matches only where that letter stands alone: a letter
+//! inside a longer run is indexed only within bigrams.)
+//!
+//! Every token carries its folded text, its position, and its byte and code-point ranges in
+//! the input (snippets count code points). Ranges of `unicode61` tokens are SQLite's: from the
+//! first character to the end of the last character, trailing deleted diacritics included;
+//! segments, bigrams and unigrams of `Cjk` mode follow the same convention over their letters.
+//!
+//! Hot path: an ASCII byte costs one table lookup; a token whose folded form equals its source
+//! text (lower-case words, numbers, CJK) is borrowed, not copied; [`Tokens::next_ref`] never
+//! allocates once its internal buffers have grown. Any `&str` is accepted without panicking.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+mod unicode61;
+
+#[cfg(test)]
+mod tests;
+
+/// FTS5 keeps at most this many bytes of a token, in the index and in queries
+/// (`FTS5_MAX_TOKEN_SIZE`). [`Token::text`] is cut the same way (see there).
+pub const MAX_TERM_BYTES: usize = 32768;
+
+/// Which token stream to produce.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TokenizerMode {
+    /// Exactly SQLite FTS5 `unicode61` with default options (DSH's recall).
+    #[default]
+    Unicode61,
+    /// `unicode61`, with runs of Han, Kana, Hangul and Thai letters indexed as overlapping
+    /// bigrams (module documentation).
+    Cjk,
+}
+
+/// One token with its own text (borrowed from the input when folding left it unchanged).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Token<'a> {
+    /// The term as FTS5 indexes and queries it: the folded token, cut to [`MAX_TERM_BYTES`]
+    /// bytes. When that cut falls inside a character, the whole characters are kept and
+    /// followed by U+FFFD and one character U+0100 + *b* per remaining byte *b*; U+FFFD never
+    /// occurs in an uncut term, so two terms are equal exactly when SQLite's are.
+    pub text: Cow<'a, str>,
+    /// 0-based index of the token in the token stream.
+    pub position: usize,
+    /// Byte range in the input.
+    pub byte_range: Range<usize>,
+    /// Code-point range in the input.
+    pub char_range: Range<usize>,
+}
+
+impl Token<'_> {
+    /// The same token, owning its text.
+    pub fn into_owned(self) -> Token<'static> {
+        Token {
+            text: Cow::Owned(self.text.into_owned()),
+            position: self.position,
+            byte_range: self.byte_range,
+            char_range: self.char_range,
+        }
+    }
+}
+
+/// One token whose text borrows from the input or from the [`Tokens`] buffer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TokenRef<'t> {
+    /// As [`Token::text`].
+    pub text: &'t str,
+    /// As [`Token::position`].
+    pub position: usize,
+    /// As [`Token::byte_range`].
+    pub byte_range: Range<usize>,
+    /// As [`Token::char_range`].
+    pub char_range: Range<usize>,
+}
+
+/// All tokens of `text`, in order.
+pub fn tokenize(text: &str, mode: TokenizerMode) -> Vec<Token<'_>> {
+    Tokens::new(text, mode).collect()
+}
+
+/// Where the current token's text lives.
+#[derive(Clone, Copy, Debug)]
+enum TextAt {
+    /// `text[range]` of the input (folding changed nothing).
+    Input,
+    /// `Tokens::buf`.
+    Buffer,
+}
+
+/// One character of a `unicode61` token being expanded in [`TokenizerMode::Cjk`].
+#[derive(Clone, Copy, Debug)]
+struct Unit {
+    /// Byte and code-point offsets of the character.
+    start: usize,
+    start_cp: usize,
+    /// End of the character and of the deleted diacritics that follow it.
+    end: usize,
+    end_cp: usize,
+    /// The folded character.
+    folded: char,
+    /// A Han, Kana, Hangul or Thai letter.
+    cjk: bool,
+}
+
+/// A streaming tokenizer over one text: an [`Iterator`] of [`Token`]s, or, without any
+/// allocation per token, [`Tokens::next_ref`].
+#[derive(Debug)]
+pub struct Tokens<'a> {
+    text: &'a str,
+    mode: TokenizerMode,
+    /// Byte and code-point offsets of the scan.
+    offset: usize,
+    offset_cp: usize,
+    /// Position of the next token.
+    position: usize,
+    /// Folded text of the current token when it differs from the input.
+    buf: String,
+    /// The `unicode61` token being expanded ([`TokenizerMode::Cjk`]) and the next unit.
+    units: Vec<Unit>,
+    next_unit: usize,
+    /// The current token.
+    at: TextAt,
+    range: Range<usize>,
+    char_range: Range<usize>,
+}
+
+impl<'a> Tokens<'a> {
+    /// A tokenizer positioned before the first token of `text`.
+    pub fn new(text: &'a str, mode: TokenizerMode) -> Self {
+        Tokens {
+            text,
+            mode,
+            offset: 0,
+            offset_cp: 0,
+            position: 0,
+            buf: String::new(),
+            units: Vec::new(),
+            next_unit: 0,
+            at: TextAt::Input,
+            range: 0..0,
+            char_range: 0..0,
+        }
+    }
+
+    /// The next token, its text borrowed from the input or from this tokenizer's buffer.
+    pub fn next_ref(&mut self) -> Option<TokenRef<'_>> {
+        if !self.advance() {
+            return None;
+        }
+        let text = match self.at {
+            TextAt::Input => self.text.get(self.range.clone()).unwrap_or_default(),
+            TextAt::Buffer => self.buf.as_str(),
+        };
+        Some(TokenRef {
+            text,
+            position: self.position - 1,
+            byte_range: self.range.clone(),
+            char_range: self.char_range.clone(),
+        })
+    }
+
+    /// Moves to the next token; false at the end of the text.
+    fn advance(&mut self) -> bool {
+        if self.next_unit < self.units.len() {
+            self.expand_next();
+            self.position += 1;
+            return true;
+        }
+        let Some(has_cjk) = self.scan_word() else {
+            return false;
+        };
+        if has_cjk {
+            self.collect_units();
+            self.expand_next();
+        }
+        self.position += 1;
+        true
+    }
+
+    /// Scans the next `unicode61` token (a port of `fts5UnicodeTokenize`): sets the current
+    /// token and returns whether it contains CJK/Thai letters (always false in `Unicode61`
+    /// mode), or `None` at the end of the text.
+    fn scan_word(&mut self) -> Option<bool> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let mut i = self.offset;
+        let mut cp = self.offset_cp;
+        // Skip separators.
+        loop {
+            let &b = bytes.get(i)?;
+            if b < 0x80 {
+                if ASCII_TOKEN_CHAR[usize::from(b)] {
+                    break;
+                }
+                i += 1;
+            } else {
+                let (c, width) = decode(bytes, i);
+                if is_token_char(c) {
+                    break;
+                }
+                i += width;
+            }
+            cp += 1;
+        }
+        let (start, start_cp) = (i, cp);
+        // Run through the token characters, folding them. While folding changes nothing the
+        // token stays a slice of the input; at the first change the prefix is copied to `buf`.
+        let mut same = true;
+        let mut has_cjk = false;
+        self.buf.clear();
+        while let Some(&b) = bytes.get(i) {
+            if b < 0x80 {
+                if !ASCII_TOKEN_CHAR[usize::from(b)] {
+                    break;
+                }
+                if b.is_ascii_uppercase() {
+                    if same {
+                        self.buf.push_str(text.get(start..i).unwrap_or_default());
+                        same = false;
+                    }
+                    self.buf.push(char::from(b + 32));
+                } else if !same {
+                    self.buf.push(char::from(b));
+                }
+                i += 1;
+            } else {
+                let (c, width) = decode(bytes, i);
+                let token_char = is_token_char(c);
+                if !token_char && !unicode61::is_diacritic(c) {
+                    break;
+                }
+                let folded = fold(c);
+                if folded != c {
+                    if same {
+                        self.buf.push_str(text.get(start..i).unwrap_or_default());
+                        same = false;
+                    }
+                    if folded != 0 {
+                        self.buf
+                            .push(char::from_u32(folded).unwrap_or(char::REPLACEMENT_CHARACTER));
+                    }
+                } else if !same {
+                    self.buf.push_str(text.get(i..i + width).unwrap_or_default());
+                }
+                if token_char && self.mode == TokenizerMode::Cjk && is_cjk(c) {
+                    has_cjk = true;
+                }
+                i += width;
+            }
+            cp += 1;
+        }
+        self.offset = i;
+        self.offset_cp = cp;
+        self.range = start..i;
+        self.char_range = start_cp..cp;
+        self.at = if same { TextAt::Input } else { TextAt::Buffer };
+        if !has_cjk {
+            self.limit_term();
+        }
+        Some(has_cjk)
+    }
+
+    /// Cuts the current term to [`MAX_TERM_BYTES`] as FTS5 does (see [`Token::text`]).
+    fn limit_term(&mut self) {
+        let len = match self.at {
+            TextAt::Input => self.range.len(),
+            TextAt::Buffer => self.buf.len(),
+        };
+        if len <= MAX_TERM_BYTES {
+            return;
+        }
+        if let TextAt::Input = self.at {
+            self.buf.clear();
+            self.buf.push_str(self.text.get(self.range.clone()).unwrap_or_default());
+            self.at = TextAt::Buffer;
+        }
+        let mut keep = MAX_TERM_BYTES;
+        while !self.buf.is_char_boundary(keep) {
+            keep -= 1;
+        }
+        // At most three bytes of a character remain; copy them before truncating.
+        let mut partial = [0u8; 3];
+        let tail = self.buf.as_bytes().get(keep..MAX_TERM_BYTES).unwrap_or_default();
+        let partial_len = tail.len().min(3);
+        partial[..partial_len].copy_from_slice(&tail[..partial_len]);
+        self.buf.truncate(keep);
+        if partial_len > 0 {
+            self.buf.push(char::REPLACEMENT_CHARACTER);
+            for &byte in &partial[..partial_len] {
+                self.buf
+                    .push(char::from_u32(0x100 + u32::from(byte)).unwrap_or(char::REPLACEMENT_CHARACTER));
+            }
+        }
+    }
+
+    /// Splits the current `unicode61` token into [`Unit`]s for [`Self::expand_next`].
+    fn collect_units(&mut self) {
+        self.units.clear();
+        self.next_unit = 0;
+        let word = self.text.get(self.range.clone()).unwrap_or_default();
+        for (cp, (index, c)) in (self.char_range.start..).zip(word.char_indices()) {
+            let start = self.range.start + index;
+            let end = start + c.len_utf8();
+            let code = u32::from(c);
+            match self.units.last_mut() {
+                // A deleted diacritic extends the character before it.
+                Some(last) if !is_token_char(code) => {
+                    last.end = end;
+                    last.end_cp = cp + 1;
+                }
+                _ => self.units.push(Unit {
+                    start,
+                    start_cp: cp,
+                    end,
+                    end_cp: cp + 1,
+                    folded: char::from_u32(fold(code)).unwrap_or(char::REPLACEMENT_CHARACTER),
+                    cjk: is_cjk(code),
+                }),
+            }
+        }
+    }
+
+    /// Sets the current token to the next segment, bigram or unigram of the expanded token.
+    fn expand_next(&mut self) {
+        let units = &self.units;
+        let k = self.next_unit;
+        let Some(first) = units.get(k) else {
+            return;
+        };
+        let is_cjk_at = |i: usize| units.get(i).is_some_and(|u| u.cjk);
+        let last;
+        if !first.cjk {
+            let mut end = k + 1;
+            while end < units.len() && !units[end].cjk {
+                end += 1;
+            }
+            last = end - 1;
+            self.next_unit = end;
+        } else if is_cjk_at(k + 1) {
+            last = k + 1;
+            self.next_unit = if is_cjk_at(k + 2) { k + 1 } else { k + 2 };
+        } else {
+            last = k;
+            self.next_unit = k + 1;
+        }
+        self.buf.clear();
+        for unit in &units[k..=last] {
+            if unit.folded != '\0' {
+                self.buf.push(unit.folded);
+            }
+        }
+        let range = first.start..units[last].end;
+        let char_range = first.start_cp..units[last].end_cp;
+        self.at = if self.text.get(range.clone()) == Some(self.buf.as_str()) {
+            TextAt::Input
+        } else {
+            TextAt::Buffer
+        };
+        self.range = range;
+        self.char_range = char_range;
+        self.limit_term();
+    }
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = Token<'a>;
+
+    fn next(&mut self) -> Option<Token<'a>> {
+        if !self.advance() {
+            return None;
+        }
+        let text = match self.at {
+            TextAt::Input => Cow::Borrowed(self.text.get(self.range.clone()).unwrap_or_default()),
+            TextAt::Buffer => Cow::Owned(self.buf.clone()),
+        };
+        Some(Token {
+            text,
+            position: self.position - 1,
+            byte_range: self.range.clone(),
+            char_range: self.char_range.clone(),
+        })
+    }
+}
+
+/// SQLite's `aTokenChar[]` for the default categories: ASCII letters and digits.
+static ASCII_TOKEN_CHAR: [bool; 128] = {
+    let mut table = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    table
+};
+
+/// Decodes the character starting at byte `i` of valid UTF-8 (`bytes[i] >= 0x80`).
+#[inline]
+fn decode(bytes: &[u8], i: usize) -> (u32, usize) {
+    let byte = |k: usize| u32::from(bytes.get(i + k).copied().unwrap_or(0x80) & 0x3F);
+    let b0 = u32::from(bytes.get(i).copied().unwrap_or(0));
+    if b0 < 0xE0 {
+        (((b0 & 0x1F) << 6) | byte(1), 2)
+    } else if b0 < 0xF0 {
+        (((b0 & 0x0F) << 12) | (byte(1) << 6) | byte(2), 3)
+    } else {
+        (((b0 & 0x07) << 18) | (byte(1) << 12) | (byte(2) << 6) | byte(3), 4)
+    }
+}
+
+/// Whether a (non-ASCII) code point is a `unicode61` token character, after SQLite's UTF-8
+/// reader has turned U+FFFE/U+FFFF into U+FFFD (a separator).
+#[inline]
+fn is_token_char(c: u32) -> bool {
+    match c {
+        // Whole blocks of token characters in Unicode 6.1 (letters, or unassigned then).
+        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7FF => true,
+        0xFFFE | 0xFFFF => false,
+        _ => unicode61::is_token_category(c),
+    }
+}
+
+/// `sqlite3Fts5UnicodeFold(c, 1)`, skipping the table search where it cannot change `c`.
+#[inline]
+fn fold(c: u32) -> u32 {
+    match c {
+        0x2D00..=0xA63F | 0xA800..=0xFF20 | 0x10000..=0x103FF | 0x10500.. => c,
+        _ => unicode61::fold(c),
+    }
+}
+
+/// Han, Hiragana, Katakana, Hangul and Thai letters: what [`TokenizerMode::Cjk`] splits into
+/// bigrams. Only consulted for token characters.
+#[inline]
+fn is_cjk(c: u32) -> bool {
+    matches!(c,
+        0x0E01..=0x0E4F // Thai letters (not Thai digits)
+        | 0x1100..=0x11FF // Hangul Jamo
+        | 0x3005..=0x3007 // 々 〆 〇
+        | 0x3021..=0x3029 // Hangzhou numerals
+        | 0x3031..=0x3035 // kana repeat marks
+        | 0x3038..=0x303C // 〸 〹 〺 〻 〼
+        | 0x3040..=0x30FF // Hiragana, Katakana
+        | 0x3130..=0x318F // Hangul Compatibility Jamo
+        | 0x31F0..=0x31FF // Katakana Phonetic Extensions
+        | 0x3400..=0x4DBF // CJK Extension A
+        | 0x4E00..=0x9FFF // CJK Unified Ideographs
+        | 0xA960..=0xA97F // Hangul Jamo Extended-A
+        | 0xAC00..=0xD7FF // Hangul Syllables, Jamo Extended-B
+        | 0xF900..=0xFAFF // CJK Compatibility Ideographs
+        | 0xFF66..=0xFFDC // halfwidth Katakana and Hangul
+        | 0x1AFF0..=0x1B16F // Kana Extended-B, Kana Supplement, Extended-A, Small Kana
+        | 0x20000..=0x3FFFF // CJK Extensions B–J, Compatibility Supplement
+    )
+}
