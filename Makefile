@@ -33,12 +33,12 @@ lint: ## Clippy with warnings as errors, native and wasm.
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --tests --no-default-features --target $(WASM_TARGET) -- -D warnings
 
-test-native: ## Unit, golden, bad-input and CLI tests on the host.
-	cargo test
+test-native: ## Unit, golden, bad-input, provider (SQLite included) and CLI tests on the host.
+	cargo test --features sqlite
 
 test-wasm: ## Build for wasm32 and run the wasm tests under Node.
 	cargo build --lib --no-default-features --target $(WASM_TARGET)
-	WASM_BINDGEN_TEST_ONLY_NODE=1 cargo test --no-default-features --target $(WASM_TARGET) --test wasm
+	WASM_BINDGEN_TEST_ONLY_NODE=1 cargo test --no-default-features --target $(WASM_TARGET) --test wasm --test provider_contract --test snapshot
 
 oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 	tests/oracle/run.sh $(ORACLE_DIR) $(ORACLE_SESSIONS) 1

@@ -7,8 +7,13 @@ use dsh_session_search::corpus::{Corpus, LoadReport};
 use dsh_session_search::error::{Error, ErrorCode};
 use dsh_session_search::filters::{EventFilter, SessionFilter};
 use dsh_session_search::fold::SurfaceLabel;
-use dsh_session_search::json::Json;
+use dsh_session_search::json::{JsString, Json, JsonObject};
+use dsh_session_search::reference;
 use dsh_session_search::rpc::RpcServer;
+use dsh_session_search::search::backend::{Backend, SearchOptions};
+use dsh_session_search::search::engine::EventHit;
+use dsh_session_search::search::request::{parse_event_request, parse_session_request};
+use dsh_session_search::search::tokenizer::TokenizerMode;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -92,6 +97,86 @@ enum Command {
     },
     /// Print the load report: what loaded and what failed, with stable codes.
     Report,
+    /// Sessions a message of session AGENT may cite, best first, with their mentions.
+    Candidates {
+        /// The citing (target) session; its header cwd ranks the candidates.
+        #[arg(long)]
+        agent: String,
+        /// Keep candidates whose id, cwd, title or subagent label contains this (any case).
+        #[arg(long, default_value = "")]
+        query: String,
+        /// At most this many candidates (default 50).
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Rank by this cwd instead of the agent's header cwd.
+        #[arg(long)]
+        cwd: Option<String>,
+    },
+    /// Prepare a message of session AGENT: print the exact context text DSH would append.
+    Prepare {
+        /// The citing (target) session.
+        #[arg(long)]
+        agent: String,
+        /// The message text; its mentions and `dsh-session:` URIs become references.
+        #[arg(long)]
+        text: String,
+        /// A further reference, `ID` or `ID=LABEL` (split at the first `=`; repeatable).
+        #[arg(long = "ref", value_name = "ID[=LABEL]")]
+        refs: Vec<String>,
+        /// Per-source byte budget (default 65536).
+        #[arg(long)]
+        max_reference_bytes: Option<u64>,
+        /// Order of the two messages in the `--json` result.
+        #[arg(long, default_value = "context-first", value_parser = ["context-first", "readable-first"])]
+        order: String,
+    },
+    /// Encode a session id as a `dsh-session:` URI, or decode one.
+    Uri {
+        /// `encode` or `decode`.
+        #[arg(value_parser = ["encode", "decode"])]
+        action: String,
+        /// The id (encode) or the URI (decode).
+        value: String,
+    },
+    /// Print the mention `@[label](dsh-session:…)` of a session.
+    Mention {
+        /// Display text (default: the id).
+        #[arg(long)]
+        label: Option<String>,
+        /// The session id.
+        id: String,
+    },
+    /// Replace the mentions in TEXT by `@label` and list the sessions they cite.
+    Parse {
+        /// The text to parse.
+        text: String,
+    },
+    /// Full-text search: sessions by their best event, or with --session one session's events.
+    Search {
+        /// The query: one literal phrase (FTS syntax is plain text).
+        query: String,
+        /// Search the events of this session instead of across sessions.
+        #[arg(long)]
+        session: Option<String>,
+        /// Hits per page (1–100).
+        #[arg(long, default_value_t = 20)]
+        limit: u64,
+        /// Keep events with this label: current, shadowed, log-only (repeatable).
+        #[arg(long)]
+        surface: Vec<String>,
+        /// Follow every next cursor and print all pages.
+        #[arg(long)]
+        all_pages: bool,
+        /// The index engine.
+        #[arg(long, value_parser = ["tantivy", "sqlite", "scan"], default_value = "tantivy")]
+        backend: String,
+        /// Keep the SQLite index at this path and reuse it across runs (implies --backend sqlite).
+        #[arg(long, value_name = "PATH")]
+        index: Option<PathBuf>,
+        /// Also index CJK and Thai runs as bigrams (finds substrings `unicode61` cannot).
+        #[arg(long)]
+        cjk: bool,
+    },
     /// Serve JSON-RPC 2.0 on stdin/stdout, one request per line.
     Rpc,
 }
@@ -126,6 +211,9 @@ fn io_error(e: std::io::Error) -> Error {
 fn run(cli: &Cli) -> Result<ExitCode, Error> {
     if matches!(cli.command, Command::Rpc) {
         return serve_rpc(cli);
+    }
+    if let Some(result) = run_reference_text(cli) {
+        return result.map(|()| ExitCode::SUCCESS);
     }
     let options = LoadOptions {
         strict: cli.strict,
@@ -284,7 +372,116 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
             }
         }
         Command::Report => print_report(&report, json, &mut out),
-        Command::Rpc => Ok(()),
+        Command::Search {
+            query,
+            session,
+            limit,
+            surface,
+            all_pages,
+            backend,
+            index,
+            cjk,
+        } => {
+            let options = SearchOptions {
+                backend: match (backend.as_str(), index) {
+                    (_, Some(path)) => Backend::Sqlite {
+                        path: Some(path.display().to_string()),
+                    },
+                    ("sqlite", None) => Backend::Sqlite { path: None },
+                    ("scan", None) => Backend::Scan,
+                    _ => Backend::Tantivy,
+                },
+                tokenizer: if *cjk {
+                    TokenizerMode::Cjk
+                } else {
+                    TokenizerMode::Unicode61
+                },
+                ..SearchOptions::default()
+            };
+            run_search(
+                &corpus,
+                &options,
+                query,
+                session.as_deref(),
+                *limit,
+                surface,
+                *all_pages,
+                json,
+                &mut out,
+            )?
+        }
+        Command::Candidates {
+            agent,
+            query,
+            limit,
+            cwd,
+        } => {
+            let mut agent = reference::ReferenceAgent::of_session(&corpus, &agent.as_str().into());
+            if cwd.is_some() {
+                agent.cwd = cwd.clone();
+            }
+            let candidates = reference::list_candidates(&corpus, &agent, &query.as_str().into(), *limit)?;
+            if json {
+                let list = Json::Array(candidates.iter().map(reference::Candidate::to_json).collect());
+                writeln!(out, "{list}")
+            } else {
+                candidates.iter().try_for_each(|c| {
+                    let cwd = c.cwd.as_deref().unwrap_or("(no cwd)");
+                    let same = if c.same_workspace { "  (same workspace)" } else { "" };
+                    let subagent = c
+                        .display_title
+                        .as_ref()
+                        .map(|t| format!("  subagent: {t}"))
+                        .unwrap_or_default();
+                    writeln!(out, "{}  {cwd}{same}{subagent}", c.mention)
+                })
+            }
+        }
+        Command::Prepare {
+            agent,
+            text,
+            refs,
+            max_reference_bytes,
+            order,
+        } => {
+            let parsed = reference::parse_session_reference_text(&text.as_str().into())?;
+            let mut references: Vec<reference::SessionReferenceInput> =
+                parsed.references.into_iter().map(Into::into).collect();
+            references.extend(refs.iter().map(|r| {
+                let (id, label) = match r.split_once('=') {
+                    Some((id, label)) => (id, Some(label.into())),
+                    None => (r.as_str(), None),
+                };
+                reference::SessionReferenceInput {
+                    session_id: id.into(),
+                    label,
+                }
+            }));
+            let mut block = JsonObject::new();
+            block.insert("type", Json::str("text"));
+            block.insert("text", Json::String(parsed.text));
+            let options = reference::PrepareOptions {
+                budget: reference::BudgetOptions {
+                    call: *max_reference_bytes,
+                    ..Default::default()
+                },
+                order: reference::AppendOrder::parse(order).unwrap_or_default(),
+                ..Default::default()
+            };
+            let agent = reference::ReferenceAgent::of_session(&corpus, &agent.as_str().into());
+            let content = Json::Array(vec![Json::Object(block)]);
+            let prepared = reference::prepare(&corpus, &agent, &content, &references, &options)?;
+            match (json, prepared.context_text()) {
+                (true, _) => writeln!(out, "{}", prepared.to_json()),
+                // The exact bytes: the prompt ends at its closing tag, with no newline.
+                (false, Some(text)) => write!(out, "{text}"),
+                (false, None) => {
+                    eprintln!("the text cites no session: nothing to add");
+                    Ok(())
+                }
+            }
+        }
+        Command::Rpc | Command::Uri { .. } | Command::Mention { .. } | Command::Parse { .. } => Ok(()),
     }
     .map_err(io_error)?;
     if !report.failures.is_empty() && !matches!(cli.command, Command::Report) && show_progress {
@@ -306,6 +503,151 @@ fn parse_label(label: &str) -> Result<SurfaceLabel, Error> {
             format!("session surface filter contains unknown value \"{other}\""),
         )),
     }
+}
+
+/// The reference commands that need no corpus (`uri`, `mention`, `parse`); `None` otherwise.
+fn run_reference_text(cli: &Cli) -> Option<Result<(), Error>> {
+    let mut out = std::io::stdout().lock();
+    let printed = match &cli.command {
+        Command::Uri { action, value } if action == "encode" => {
+            writeln!(
+                out,
+                "{}",
+                reference::encode_session_reference_uri(&value.as_str().into())
+            )
+        }
+        Command::Uri { value, .. } => match reference::decode_session_reference_uri(value) {
+            Ok(id) if cli.json => writeln!(out, "{}", Json::String(id)),
+            Ok(id) => writeln!(out, "{id}"),
+            Err(error) => return Some(Err(error)),
+        },
+        Command::Mention { label, id } => {
+            let label = label.as_deref().map(JsString::from);
+            writeln!(
+                out,
+                "{}",
+                reference::format_session_reference_mention(label.as_ref(), &id.as_str().into())
+            )
+        }
+        Command::Parse { text } => {
+            let parsed = match reference::parse_session_reference_text(&text.as_str().into()) {
+                Ok(parsed) => parsed,
+                Err(error) => return Some(Err(error)),
+            };
+            if cli.json {
+                let references = parsed
+                    .references
+                    .iter()
+                    .map(|r| {
+                        let mut object = JsonObject::new();
+                        object.insert("sessionId", Json::String(r.session_id.clone()));
+                        object.insert("label", Json::String(r.label.clone()));
+                        Json::Object(object)
+                    })
+                    .collect();
+                let mut object = JsonObject::new();
+                object.insert("text", Json::String(parsed.text));
+                object.insert("references", Json::Array(references));
+                writeln!(out, "{}", Json::Object(object))
+            } else {
+                writeln!(out, "{}", parsed.text).and_then(|()| {
+                    parsed
+                        .references
+                        .iter()
+                        .try_for_each(|r| writeln!(out, "-> {}  ({})", r.session_id, r.label))
+                })
+            }
+        }
+        _ => return None,
+    };
+    Some(printed.map_err(io_error))
+}
+
+/// Runs a search and prints it: JSON pages with `--json`, else one line per hit with the
+/// matches in bold on a terminal.
+#[allow(clippy::too_many_arguments)]
+fn run_search(
+    corpus: &Corpus,
+    options: &SearchOptions,
+    query: &str,
+    session: Option<&str>,
+    limit: u64,
+    surface: &[String],
+    all_pages: bool,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<std::io::Result<()>, Error> {
+    let mut engine = options.engine()?;
+    let filters = if surface.is_empty() {
+        serde_json::json!([])
+    } else {
+        serde_json::json!([{ "kind": "surface", "values": surface }])
+    };
+    let bold = std::io::stdout().is_terminal();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut request = match session {
+            // Machines get DSH's hit shape; people get the matches marked.
+            Some(id) => {
+                serde_json::json!({ "sessionId": id, "query": query, "filters": filters, "limit": limit, "highlights": !json })
+            }
+            None => serde_json::json!({ "query": query, "eventFilters": filters, "limit": limit, "highlights": !json }),
+        };
+        if let Some(c) = &cursor {
+            request["cursor"] = serde_json::json!(c);
+        }
+        let request = Json::parse(&request.to_string(), Default::default())
+            .map_err(|e| Error::new(ErrorCode::QueryInvalidQuery, e.to_string()))?;
+        let (printed, next) = if let Some(_id) = session {
+            let page = engine.search_events(corpus, &parse_event_request(&request, &options.config)?)?;
+            let lines: Vec<String> = page.items.iter().map(|hit| hit_line(None, hit, bold)).collect();
+            (if json { vec![to_json(&page)] } else { lines }, page.next_cursor)
+        } else {
+            let page = engine.search_sessions(corpus, &parse_session_request(&request, &options.config)?)?;
+            let lines: Vec<String> = page
+                .items
+                .iter()
+                .map(|hit| hit_line(Some(&hit.header), &hit.best_match, bold))
+                .collect();
+            (if json { vec![to_json(&page)] } else { lines }, page.next_cursor)
+        };
+        for line in printed {
+            if let Err(e) = writeln!(out, "{line}") {
+                return Ok(Err(e));
+            }
+        }
+        match next {
+            Some(next) if all_pages => cursor = Some(next),
+            Some(_) if !json => return Ok(writeln!(out, "(more: add --all-pages)")),
+            _ => return Ok(Ok(())),
+        }
+    }
+}
+
+/// `id  seq  label  type  snippet`, the matches marked.
+fn hit_line(header: Option<&Json>, hit: &EventHit, bold: bool) -> String {
+    let mut snippet = String::new();
+    let chars: Vec<char> = hit.snippet.chars().collect();
+    let mut at = 0;
+    for highlight in hit.highlights.iter().flatten() {
+        snippet.extend(&chars[at.min(highlight.start)..highlight.start]);
+        let (open, close) = if bold { ("\x1b[1m", "\x1b[0m") } else { ("", "") };
+        snippet.push_str(open);
+        snippet.extend(&chars[highlight.start..highlight.end]);
+        snippet.push_str(close);
+        at = highlight.end;
+    }
+    snippet.extend(&chars[at.min(chars.len())..]);
+    let session = header
+        .and_then(|h| h.get("id"))
+        .map(|id| format!("{}  ", id.as_str().unwrap_or_default()))
+        .unwrap_or_default();
+    format!(
+        "{session}{:>5}  {:<8}  {:<17}  {snippet}",
+        hit.seq,
+        hit.surface.as_str(),
+        hit.kind
+    )
 }
 
 /// JSON-RPC on stdio: archives given with `--archive` are loaded first.

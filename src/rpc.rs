@@ -6,14 +6,20 @@ use crate::archive::{Input, LoadOptions};
 use crate::corpus::Corpus;
 use crate::error::{Error, ErrorCode};
 use crate::filters::{parse_event_filters, parse_session_filters};
-use crate::json::{Json, ParseLimits};
+use crate::json::{JsString, Json, JsonObject, ParseLimits};
 use crate::reads::READ_WINDOW_MAX;
+use crate::reference;
+use crate::search::backend::{AnyProvider, SearchOptions};
+use crate::search::engine::SearchEngine;
+use crate::search::request::{parse_event_request, parse_session_request};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
 /// Every method the face answers.
-pub const METHODS: [&str; 15] = [
+pub const METHODS: [&str; 23] = [
     "load",
+    "searchSessions",
+    "searchEvents",
     "addLive",
     "appendLive",
     "listSessions",
@@ -28,6 +34,12 @@ pub const METHODS: [&str; 15] = [
     "filterSessions",
     "filterEvents",
     "listDocuments",
+    "listCandidates",
+    "prepare",
+    "encodeSessionReferenceUri",
+    "decodeSessionReferenceUri",
+    "formatSessionReferenceMention",
+    "parseSessionReferenceText",
 ];
 
 /// JSON-RPC's own error codes; library failures use `SERVER_ERROR` with `data.code`.
@@ -63,6 +75,10 @@ fn invalid_params(message: impl Into<String>) -> Failure {
 #[derive(Default)]
 pub struct RpcServer {
     corpus: Corpus,
+    /// How search is answered; `load` options may change it (then the index is rebuilt).
+    search_options: SearchOptions,
+    /// Built on the first search, then kept up to date incrementally.
+    search: Option<SearchEngine<AnyProvider>>,
 }
 
 impl RpcServer {
@@ -175,6 +191,13 @@ impl RpcServer {
                 ok(&corpus.filter_events(&id_arg(0)?, &filters)?)
             }
             "listDocuments" => ok(&corpus.list_documents(&id_arg(0)?)?),
+            "searchSessions" | "searchEvents" => self.search(method, arg(0)),
+            "listCandidates"
+            | "prepare"
+            | "encodeSessionReferenceUri"
+            | "decodeSessionReferenceUri"
+            | "formatSessionReferenceMention"
+            | "parseSessionReferenceText" => reference_call(corpus, method, params),
             other => Err(Failure::Protocol(METHOD_NOT_FOUND, format!("unknown method {other:?}"))),
         }
     }
@@ -189,10 +212,32 @@ impl RpcServer {
                     .collect::<Option<Vec<_>>>()
             })
             .ok_or_else(|| invalid_params("parameter 0 must be an array of paths"))?;
+        let search = SearchOptions::from_json(options)?;
+        if search.backend != self.search_options.backend || search.tokenizer != self.search_options.tokenizer {
+            self.search_options = search;
+            self.search = None;
+        }
         let options = load_options(options)?;
         ok(&self
             .corpus
             .load(paths.into_iter().map(Input::Path).collect(), &options)?)
+    }
+
+    /// `searchSessions` / `searchEvents` with `[request]`.
+    fn search(&mut self, method: &str, request: Option<&Json>) -> CallResult {
+        let request = request.cloned().unwrap_or(Json::Null);
+        let config = self.search_options.config;
+        if self.search.is_none() {
+            self.search = Some(self.search_options.engine()?);
+        }
+        let engine = self.search.as_mut().ok_or_else(|| invalid_params("no search engine"))?;
+        if method == "searchSessions" {
+            let request = parse_session_request(&request, &config)?;
+            ok(&engine.search_sessions(&self.corpus, &request)?)
+        } else {
+            let request = parse_event_request(&request, &config)?;
+            ok(&engine.search_events(&self.corpus, &request)?)
+        }
     }
 
     #[cfg(target_arch = "wasm32")]
@@ -226,6 +271,8 @@ fn load_options(options: Option<&Json>) -> Result<LoadOptions, Failure> {
             "maxJsonDepth" => out.limits.max_json_depth = number()? as usize,
             "maxArchiveBytes" => out.max_archive_bytes = number()?,
             "maxArchiveEntries" => out.max_archive_entries = number()? as usize,
+            // Search options are read by `SearchOptions::from_json`.
+            "backend" | "tokenizer" | "indexPath" => {}
             other => return Err(invalid_params(format!("unknown option {other:?}"))),
         }
     }
@@ -277,6 +324,214 @@ fn request_seq(corpus: &Corpus, id: &str, request: &Json) -> Result<u64, Failure
             .into())
         }
     }
+}
+
+/// The session-reference methods (spec 05): DSH's names and argument order; a DSH `signal`
+/// is the option `cancelled: true` (an already-aborted signal).
+fn reference_call(corpus: &Corpus, method: &str, params: &[Json]) -> CallResult {
+    let string_arg = |i: usize, what: &str| -> Result<&JsString, Failure> {
+        params
+            .get(i)
+            .and_then(Json::as_js_string)
+            .ok_or_else(|| invalid_params(format!("parameter {i} must be {what}")))
+    };
+    let result = match method {
+        "listCandidates" => {
+            let agent = reference_agent(corpus, params.first())?;
+            let query = match params.get(1) {
+                None => JsString::from(""),
+                Some(_) => string_arg(1, "a query string")?.clone(),
+            };
+            let limit = reference::candidate_limit(params.get(2))?;
+            let options = object_arg(params.get(3), 3, &["cancelled"])?;
+            let cancel = cancel_token(options)?;
+            let candidates = reference::list_candidates_cancellable(corpus, &agent, &query, limit, cancel.as_ref())?;
+            Json::Array(candidates.iter().map(reference::Candidate::to_json).collect())
+        }
+        "prepare" => {
+            let agent = reference_agent(corpus, params.first())?;
+            let content = params
+                .get(1)
+                .ok_or_else(|| invalid_params("parameter 1 must be the message content"))?;
+            let references = params
+                .get(2)
+                .and_then(Json::as_array)
+                .ok_or_else(|| invalid_params("parameter 2 must be an array of references"))?;
+            let options = object_arg(params.get(3), 3, PREPARE_OPTIONS)?;
+            let cancel = cancel_token(options)?;
+            let message_id = optional_string(options, "messageId")?;
+            let context_message_id = optional_string(options, "contextMessageId")?;
+            let mut prepare_options = prepare_options(options)?;
+            prepare_options.cancel = cancel.as_ref();
+            prepare_options.message_id = message_id;
+            prepare_options.context_message_id = context_message_id;
+            reference::prepare_values(corpus, &agent, content, references, &prepare_options)?.to_json()
+        }
+        "encodeSessionReferenceUri" => Json::str(&reference::encode_session_reference_uri(string_arg(
+            0,
+            "a session id string",
+        )?)),
+        "decodeSessionReferenceUri" => {
+            // A lone surrogate is never part of a canonical URI, so the lossy text fails alike.
+            let uri = string_arg(0, "a URI string")?.to_lossy();
+            Json::String(reference::decode_session_reference_uri(&uri)?)
+        }
+        "formatSessionReferenceMention" => {
+            let reference = params
+                .first()
+                .and_then(Json::as_object)
+                .ok_or_else(|| invalid_params("parameter 0 must be a reference {sessionId, label?}"))?;
+            let session_id = reference
+                .get("sessionId")
+                .and_then(Json::as_js_string)
+                .ok_or_else(|| invalid_params("reference.sessionId must be a string"))?;
+            // DSH writes `label ?? sessionId`: `null` falls back like a missing label.
+            let label = match reference.get("label") {
+                None | Some(Json::Null) => None,
+                Some(Json::String(label)) => Some(label),
+                Some(_) => return Err(invalid_params("reference.label must be a string")),
+            };
+            Json::String(reference::format_session_reference_mention(label, session_id))
+        }
+        "parseSessionReferenceText" => {
+            let parsed = reference::parse_session_reference_text(string_arg(0, "a text string")?)?;
+            let mut object = JsonObject::new();
+            object.insert("text", Json::String(parsed.text));
+            let references = parsed
+                .references
+                .into_iter()
+                .map(|r| {
+                    let mut reference = JsonObject::new();
+                    reference.insert("sessionId", Json::String(r.session_id));
+                    reference.insert("label", Json::String(r.label));
+                    Json::Object(reference)
+                })
+                .collect();
+            object.insert("references", Json::Array(references));
+            Json::Object(object)
+        }
+        other => return Err(Failure::Protocol(METHOD_NOT_FOUND, format!("unknown method {other:?}"))),
+    };
+    ok(&result)
+}
+
+/// The option keys `prepare` accepts.
+const PREPARE_OPTIONS: &[&str] = &[
+    "maxReferences",
+    "maxReferenceBytes",
+    "route",
+    "agentOptions",
+    "order",
+    "cancelled",
+    "messageId",
+    "contextMessageId",
+];
+
+/// `{id, cwd?}`: the requesting session. Without a `cwd` key the session's own header cwd is
+/// used when the corpus has it; `cwd: null` means no cwd.
+fn reference_agent(corpus: &Corpus, value: Option<&Json>) -> Result<reference::ReferenceAgent, Failure> {
+    let agent = value
+        .and_then(Json::as_object)
+        .ok_or_else(|| invalid_params("parameter 0 must be an agent {id, cwd?}"))?;
+    let id = agent
+        .get("id")
+        .and_then(Json::as_js_string)
+        .ok_or_else(|| invalid_params("agent.id must be a string"))?;
+    let cwd = match agent.get("cwd") {
+        None => return Ok(reference::ReferenceAgent::of_session(corpus, id)),
+        Some(Json::Null) => None,
+        Some(Json::String(cwd)) => Some(cwd.to_lossy().into_owned()),
+        Some(_) => return Err(invalid_params("agent.cwd must be a string")),
+    };
+    Ok(reference::ReferenceAgent::new(id.clone(), cwd))
+}
+
+/// An optional options object whose keys are all in `allowed`.
+fn object_arg<'a>(value: Option<&'a Json>, index: usize, allowed: &[&str]) -> Result<Option<&'a JsonObject>, Failure> {
+    let Some(value) = value else { return Ok(None) };
+    let object = value
+        .as_object()
+        .ok_or_else(|| invalid_params(format!("parameter {index} must be an options object")))?;
+    if let Some((key, _)) = object
+        .iter()
+        .find(|(k, _)| !allowed.iter().any(|a| k.as_str() == Some(a)))
+    {
+        return Err(invalid_params(format!("unknown option {key:?}")));
+    }
+    Ok(Some(object))
+}
+
+/// `cancelled: true` stands for an already-aborted signal.
+fn cancel_token(options: Option<&JsonObject>) -> Result<Option<reference::CancellationToken>, Failure> {
+    match options.and_then(|o| o.get("cancelled")) {
+        None | Some(Json::Bool(false)) => Ok(None),
+        Some(Json::Bool(true)) => {
+            let token = reference::CancellationToken::new();
+            token.cancel();
+            Ok(Some(token))
+        }
+        Some(_) => Err(invalid_params("option cancelled must be a boolean")),
+    }
+}
+
+fn optional_string<'a>(options: Option<&'a JsonObject>, key: &str) -> Result<Option<&'a JsString>, Failure> {
+    match options.and_then(|o| o.get(key)) {
+        None => Ok(None),
+        Some(Json::String(s)) => Ok(Some(s)),
+        Some(_) => Err(invalid_params(format!("option {key} must be a string"))),
+    }
+}
+
+/// `prepare`'s options: `maxReferences` and `maxReferenceBytes` are checked as DSH checks its
+/// configuration (`null` = default), `route: {contextWindow}` and `agentOptions:
+/// {maxReferenceBytes}` must hold positive safe integers (`SESSION_REFERENCE_INVALID_CONFIG`),
+/// `order` is `"context-first"` (default) or `"readable-first"`.
+fn prepare_options(options: Option<&JsonObject>) -> Result<reference::PrepareOptions<'static>, Failure> {
+    let mut out = reference::PrepareOptions::default();
+    let Some(options) = options else { return Ok(out) };
+    let given = |key: &str| options.get(key).filter(|v| !matches!(v, Json::Null));
+    let mut config = JsonObject::new();
+    for key in ["maxReferences", "maxReferenceBytes"] {
+        if let Some(value) = given(key) {
+            config.insert(key, value.clone());
+        }
+    }
+    let config = reference::ReferenceConfig::from_json(Some(&Json::Object(config)))?;
+    out.max_references = Some(config.max_references);
+    out.budget.call = given("maxReferenceBytes").map(|_| config.max_reference_bytes);
+    let positive = |value: Option<&Json>, name: &str| -> Result<Option<u64>, Failure> {
+        match value {
+            None => Ok(None),
+            Some(value) => match value.as_safe_integer() {
+                Some(n) if n > 0 => Ok(Some(n as u64)),
+                _ => Err(Error::new(
+                    ErrorCode::ReferenceInvalidConfig,
+                    format!("session-reference: {name} must be a positive safe integer"),
+                )
+                .into()),
+            },
+        }
+    };
+    if let Some(route) = given("route") {
+        let route = route
+            .as_object()
+            .ok_or_else(|| invalid_params("option route must be an object {contextWindow}"))?;
+        out.budget.route = positive(route.get("contextWindow"), "route.contextWindow")?
+            .map(|context_window| reference::RouteCapacity { context_window });
+    }
+    if let Some(agent) = given("agentOptions") {
+        let agent = agent
+            .as_object()
+            .ok_or_else(|| invalid_params("option agentOptions must be an object {maxReferenceBytes?}"))?;
+        out.budget.agent = positive(agent.get("maxReferenceBytes"), "agent maxReferenceBytes")?;
+    }
+    if let Some(order) = given("order") {
+        out.order = order
+            .as_str()
+            .and_then(reference::AppendOrder::parse)
+            .ok_or_else(|| invalid_params("option order must be \"context-first\" or \"readable-first\""))?;
+    }
+    Ok(out)
 }
 
 fn respond(id: &Json, result: CallResult) -> String {

@@ -1,6 +1,6 @@
 //! One conformance suite for every search provider: each rule of spec 04 is a named function
-//! taking a fresh engine, called once per backend.
-#![cfg(not(target_arch = "wasm32"))]
+//! taking a fresh engine, called once per backend. Runs natively and, for the backends wasm
+//! has, under Node (`make test-wasm`).
 
 use dsh_session_search::archive::{Input, LoadOptions};
 use dsh_session_search::corpus::Corpus;
@@ -161,6 +161,18 @@ fn worked_example_ranks_and_snippets<P: SearchProvider>(mut engine: SearchEngine
         .collect();
     assert_eq!(seqs, [1, 2]);
     assert_eq!(within["items"][1]["snippet"], "error parser timeout");
+    assert!(
+        within["items"][0].get("highlights").is_none(),
+        "DSH's hit shape unless asked"
+    );
+    let marked = events(
+        &mut engine,
+        &corpus,
+        json!({"sessionId":"b2","query":"parser","highlights":true}),
+    )
+    .expect("ok");
+    assert_eq!(marked["items"][0]["highlights"], json!([{"start":0,"end":6}]));
+    assert_eq!(marked["items"][1]["highlights"], json!([{"start":6,"end":12}]));
     assert_eq!(within["session"]["id"], "b2");
 }
 
@@ -220,21 +232,166 @@ fn phrase_rules<P: SearchProvider>(mut engine: SearchEngine<P>) {
     assert_eq!(reasoning["items"], json!([]), "reasoning is never indexed");
 }
 
+/// Loading more archives re-indexes only what is new, equals a fresh index over everything,
+/// makes cross-session cursors stale and leaves within-session cursors of untouched sessions valid.
+fn incremental_ingest_equals_a_fresh_index<P: SearchProvider>(mut engine: SearchEngine<P>, mut fresh: SearchEngine<P>) {
+    let session = |id: &str, created: i64, texts: &[&str]| {
+        let header = json!({"type":"session","version":0,"id":id,"createdAt":created,"delegationDepth":0});
+        let events: Vec<Value> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| user(i as u64, created + i as i64, t))
+            .collect();
+        Input::File {
+            name: format!("{id}.jsonl"),
+            bytes: log_text(header, &events),
+        }
+    };
+    let a = || {
+        vec![
+            session("a1", T, &["needle one", "needle needle", "hay"]),
+            session("a2", T + 5, &["needle in a2"]),
+        ]
+    };
+    let b = || vec![session("b1", T + 9, &["needle from b", "more needle needle needle"])];
+    let mut corpus = Corpus::new();
+    corpus.load(a(), &LoadOptions::default()).expect("loads A");
+    let first = sessions(&mut engine, &corpus, json!({"query":"needle","limit":1})).expect("searches A");
+    let cross = first["nextCursor"].as_str().expect("more pages").to_owned();
+    let within = events(
+        &mut engine,
+        &corpus,
+        json!({"sessionId":"a1","query":"needle","limit":1}),
+    )
+    .expect("ok");
+    let within_cursor = within["nextCursor"].as_str().expect("more pages").to_owned();
+    assert_eq!(
+        engine.reconcile(&corpus).expect("reconciles"),
+        0,
+        "nothing changed, nothing re-indexed"
+    );
+    corpus.load(b(), &LoadOptions::default()).expect("loads B");
+    assert_eq!(
+        engine.reconcile(&corpus).expect("reconciles"),
+        1,
+        "only the new session is indexed"
+    );
+    let mut everything = Corpus::new();
+    everything
+        .load(a().into_iter().chain(b()).collect(), &LoadOptions::default())
+        .expect("loads A+B");
+    for query in ["needle", "needle needle", "hay"] {
+        let incremental = sessions(&mut engine, &corpus, json!({ "query": query })).expect("ok");
+        let from_scratch = sessions(&mut fresh, &everything, json!({ "query": query })).expect("ok");
+        assert_eq!(incremental, from_scratch, "{query}");
+    }
+    let stale = sessions(&mut engine, &corpus, json!({"query":"needle","limit":1,"cursor":cross}));
+    assert_eq!(stale.err(), Some(ErrorCode::QueryStaleCursor));
+    let page = events(
+        &mut engine,
+        &corpus,
+        json!({"sessionId":"a1","query":"needle","limit":1,"cursor":within_cursor}),
+    );
+    assert_eq!(
+        page.expect("untouched session's cursor survives")["items"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+}
+
+/// Phrase occurrences over many random documents equal the scanning reference provider's.
+fn agrees_with_the_scan_reference<P: SearchProvider>(mut engine_provider: SearchEngine<P>) {
+    let words = [
+        "parser",
+        "crash",
+        "lexer",
+        "token",
+        "a",
+        "b",
+        "café",
+        "CAFE",
+        "数据库",
+        "x_y",
+        "fix",
+        "fix",
+    ];
+    let mut state = 0x9E37_79B9_u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let texts: Vec<String> = (0..600)
+        .map(|_| {
+            (0..1 + next(12))
+                .map(|_| words[next(words.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let header = to_json(&json!({"version":0,"id":"many","createdAt":T,"delegationDepth":0}));
+    let log = texts
+        .iter()
+        .enumerate()
+        .map(|(seq, text)| to_json(&user(seq as u64, T + seq as i64, text)))
+        .collect();
+    let mut corpus = Corpus::new();
+    corpus.add_live(&header, log).expect("valid");
+    let mut reference = SearchEngine::new(
+        ScanProvider::new(TokenizerMode::Unicode61),
+        config(),
+        TokenizerMode::Unicode61,
+    );
+    for query in [
+        "parser",
+        "fix fix",
+        "a b",
+        "cafe",
+        "crash lexer token",
+        "数据库",
+        "x y",
+        "b a b",
+    ] {
+        for limit in [100, 7] {
+            let request = json!({"sessionId":"many","query":query,"limit":limit});
+            let expected = events(&mut reference, &corpus, request.clone()).expect("reference");
+            let actual = events(&mut engine_provider, &corpus, request).expect("backend");
+            assert_eq!(actual["items"], expected["items"], "{query} (limit {limit})");
+            assert_eq!(actual.get("nextCursor").is_some(), expected.get("nextCursor").is_some());
+        }
+    }
+}
+
 macro_rules! conformance {
     ($module:ident, $engine:expr) => {
         mod $module {
             use super::*;
-            #[test]
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
             fn worked_example_ranks_and_snippets() {
                 super::worked_example_ranks_and_snippets($engine);
             }
-            #[test]
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
             fn cursors_page_and_go_stale() {
                 super::cursors_page_and_go_stale($engine);
             }
-            #[test]
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
             fn phrase_rules() {
                 super::phrase_rules($engine);
+            }
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
+            fn incremental_ingest_equals_a_fresh_index() {
+                super::incremental_ingest_equals_a_fresh_index($engine, $engine);
+            }
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
+            fn agrees_with_the_scan_reference() {
+                super::agrees_with_the_scan_reference($engine);
             }
         }
     };
@@ -256,3 +413,132 @@ conformance!(
         TokenizerMode::Unicode61
     )
 );
+
+#[cfg(all(feature = "sqlite", not(target_arch = "wasm32")))]
+conformance!(
+    sqlite_backend,
+    SearchEngine::new(
+        dsh_session_search::search::sqlite::SqliteProvider::in_memory(TokenizerMode::Unicode61).expect("opens"),
+        config(),
+        TokenizerMode::Unicode61
+    )
+);
+
+/// The on-disk SQLite index across restarts, driven by the engine: an unchanged corpus is not
+/// re-indexed, a changed session is the only one rewritten, a vanished one is dropped, and
+/// results always equal a fresh index's.
+#[cfg(all(feature = "sqlite", not(target_arch = "wasm32")))]
+mod sqlite_reuse {
+    use super::*;
+    use dsh_session_search::search::sqlite::{SqliteProvider, SqliteStats};
+    use std::sync::Arc;
+
+    const QUERIES: [&str; 6] = ["parser", "parser crash", "cafe", "lexer token", "数据库", "fix fix"];
+
+    fn corpus(changed: bool, sessions: usize) -> (Corpus, Vec<Vec<String>>) {
+        let words = ["parser", "crash", "lexer", "token", "café", "数据库", "fix", "a"];
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut inputs = Vec::new();
+        let mut texts = Vec::new();
+        for s in 0..sessions {
+            let mut session: Vec<String> = (0..5 + next(20))
+                .map(|_| {
+                    (0..1 + next(10))
+                        .map(|_| words[next(words.len())])
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            if changed && s == 7 {
+                session.push("one more parser crash".to_owned());
+            }
+            let id = format!("s{s:02}");
+            let header = json!({"type":"session","version":0,"id":id,"createdAt":T + s as i64,"delegationDepth":0});
+            let events: Vec<Value> = session
+                .iter()
+                .enumerate()
+                .map(|(i, t)| user(i as u64, T + 100 + i as i64, t))
+                .collect();
+            inputs.push(Input::File {
+                name: format!("{id}.jsonl"),
+                bytes: log_text(header, &events),
+            });
+            texts.push(session);
+        }
+        let mut corpus = Corpus::new();
+        let report = corpus.load(inputs, &LoadOptions::default()).expect("loads");
+        assert!(report.failures.is_empty());
+        (corpus, texts)
+    }
+
+    fn results<P: SearchProvider>(engine: &mut SearchEngine<P>, corpus: &Corpus) -> Vec<Value> {
+        let mut out = Vec::new();
+        for query in QUERIES {
+            out.push(sessions(engine, corpus, json!({"query":query,"limit":100})).expect("searches")["items"].clone());
+            let within = events(engine, corpus, json!({"sessionId":"s07","query":query,"limit":100}));
+            out.push(within.expect("searches")["items"].clone());
+        }
+        out
+    }
+
+    fn on_disk(path: &std::path::Path, corpus: &Corpus) -> (Vec<Value>, Arc<SqliteStats>) {
+        let provider = SqliteProvider::open(path, TokenizerMode::Unicode61).expect("opens");
+        let stats = provider.stats();
+        let mut engine = SearchEngine::new(provider, config(), TokenizerMode::Unicode61);
+        (results(&mut engine, corpus), stats)
+    }
+
+    fn fresh(corpus: &Corpus) -> Vec<Value> {
+        let provider = SqliteProvider::in_memory(TokenizerMode::Unicode61).expect("opens");
+        let from_sqlite = results(
+            &mut SearchEngine::new(provider, config(), TokenizerMode::Unicode61),
+            corpus,
+        );
+        let tantivy = dsh_session_search::search::tantivy::TantivyProvider::new(TokenizerMode::Unicode61);
+        let from_tantivy = results(
+            &mut SearchEngine::new(tantivy, config(), TokenizerMode::Unicode61),
+            corpus,
+        );
+        assert_eq!(from_sqlite, from_tantivy);
+        from_sqlite
+    }
+
+    #[test]
+    fn on_disk_index_is_reused_across_restarts() {
+        let dir = std::env::temp_dir().join(format!("dsh-sqlite-contract-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("index.sqlite");
+        let (original, texts) = corpus(false, 30);
+        let total: u64 = texts.iter().map(|t| t.len() as u64).sum();
+        let (first, stats) = on_disk(&path, &original);
+        assert_eq!(stats.rows_written(), total);
+        assert_eq!(first, fresh(&original));
+        assert!(
+            first[0].as_array().is_some_and(|hits| hits.len() > 5),
+            "the corpus matches"
+        );
+
+        let (second, stats) = on_disk(&path, &original);
+        assert_eq!(stats.rows_written(), 0, "nothing re-indexed after a restart");
+        assert_eq!(stats.sessions_reused(), 30);
+        assert_eq!(second, first);
+
+        // s07 gains an event and s29 leaves the corpus.
+        let (changed, texts) = corpus(true, 29);
+        let (third, stats) = on_disk(&path, &changed);
+        assert_eq!(stats.sessions_written(), 1);
+        assert_eq!(stats.rows_written(), texts[7].len() as u64, "only s07 is rewritten");
+        assert_eq!(stats.sessions_swept(), 1, "s29 is dropped");
+        assert_eq!(third, fresh(&changed));
+        let (fourth, stats) = on_disk(&path, &changed);
+        assert_eq!((stats.rows_written(), stats.sessions_swept()), (0, 0));
+        assert_eq!(fourth, third);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

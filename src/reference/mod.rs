@@ -2,16 +2,21 @@
 //! parsing, input normalization, projection and byte-budget retention of a source surface, and
 //! the prompt, source record and context message, all byte-identical to DSH.
 //!
-//! Nothing here reads a corpus or does I/O. `prepare` is a thin layer on top:
-//! [`normalize_references`] (or [`normalize_reference_values`]), read each source's surface
-//! (`Corpus::read_surface`), then [`render_sources`] with the surfaces converted by
-//! `SourceSurface::from(&snapshot)` and the normalized labels.
+//! The core reads no corpus and does no I/O. Two corpus-backed calls sit on top of it:
+//! [`list_candidates`] (discovery) and [`prepare`], which runs [`normalize_references`] (or
+//! [`normalize_reference_values`]), reads each source's surface (`Corpus::read_surface`), then
+//! [`render_sources`] with the surfaces converted by `SourceSurface::from(&snapshot)` and the
+//! normalized labels, and adds the design's budget resolution, spill reports, cancellation and
+//! append order (spec 06 §6.1).
 //!
 //! Ids, labels and texts are JavaScript strings ([`JsString`](crate::json::JsString)) because
 //! DSH accepts any string, lone UTF-16 surrogates included.
 
+mod cancel;
+mod candidates;
 mod input;
 mod mention;
+mod prepare;
 mod render;
 mod snapshot;
 mod text;
@@ -20,9 +25,15 @@ mod uri;
 #[cfg(test)]
 mod tests;
 
+pub use cancel::CancellationToken;
+pub use candidates::{Candidate, ReferenceAgent, candidate_limit, list_candidates, list_candidates_cancellable};
 pub use input::{ReferenceConfig, SessionReferenceInput, normalize_reference_values, normalize_references};
 pub use mention::{
     ParsedReferenceText, SessionReference, format_session_reference_mention, parse_session_reference_text,
+};
+pub use prepare::{
+    AppendOrder, BudgetOptions, BudgetOrigin, NO_SPILL_STORE, PrepareOptions, PreparedReferences, ReferenceReport,
+    ResolvedBudget, RouteCapacity, SpillOutcome, SpillRequest, SpillStore, fresh_message_id, prepare, prepare_values,
 };
 pub use render::{
     PROMPT_PREFIX, PROMPT_SUFFIX, RenderedReferences, render_prompt, render_sources, source_record, tag_safe_json,

@@ -49,7 +49,7 @@ pub fn source_record(sources: &[RetainedSource]) -> Json {
         .map(|(index, source)| {
             let stats = &source.stats;
             let mut reference = JsonObject::new();
-            reference.insert("sessionId", Json::str(&source.session_id));
+            reference.insert("sessionId", Json::String(source.session_id.clone()));
             reference.insert("label", Json::String(source.label.clone()));
             reference.insert(
                 "capturedThroughSeq",

@@ -42,8 +42,8 @@ pub struct ProjectedMessage {
 /// The read of one source that a snapshot is built from: DSH's `readSurface` result.
 #[derive(Clone, Copy, Debug)]
 pub struct SourceSurface<'a> {
-    /// The source header's id.
-    pub session_id: &'a str,
+    /// The source header's id, as written (a JavaScript string).
+    pub session_id: &'a JsString,
     /// The source header's cwd.
     pub cwd: Option<&'a str>,
     /// Seq of the last raw event in the source log (`None` for an empty log).
@@ -55,7 +55,7 @@ pub struct SourceSurface<'a> {
 impl<'a> From<&'a SurfaceSnapshot> for SourceSurface<'a> {
     fn from(snapshot: &'a SurfaceSnapshot) -> Self {
         SourceSurface {
-            session_id: &snapshot.session.id,
+            session_id: &snapshot.session.raw_id,
             cwd: snapshot.session.cwd.as_deref(),
             captured_through_seq: snapshot.captured_through_seq,
             events: &snapshot.events,
@@ -84,7 +84,7 @@ pub struct ReferenceStats {
 #[derive(Clone, Debug)]
 pub struct RetainedSource {
     /// The source header's id.
-    pub session_id: String,
+    pub session_id: JsString,
     /// The normalized reference label.
     pub label: JsString,
     /// Seq of the last raw event at capture.
@@ -285,7 +285,7 @@ fn tag_safe_len(value: &Json) -> usize {
 /// The snapshot object with keys in DSH's order.
 fn snapshot_object(source: &SourceSurface<'_>, label: &JsString, conversation: Vec<Json>) -> Json {
     let mut object = JsonObject::new();
-    object.insert("sessionId", Json::str(source.session_id));
+    object.insert("sessionId", Json::String(source.session_id.clone()));
     object.insert("label", Json::String(label.clone()));
     object.insert("cwd", source.cwd.map_or(Json::Null, Json::str));
     object.insert(
@@ -382,7 +382,7 @@ pub fn retain_source(source: &SourceSurface<'_>, label: &JsString, max_bytes: u6
     let snapshot = snapshot_object(source, label, items.iter().map(Item::to_json).collect());
     debug_assert_eq!(final_size, tag_safe_len(&snapshot) as u64);
     Ok(RetainedSource {
-        session_id: source.session_id.to_owned(),
+        session_id: source.session_id.clone(),
         label: label.clone(),
         captured_through_seq: source.captured_through_seq,
         snapshot,

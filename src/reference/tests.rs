@@ -168,7 +168,7 @@ fn worked_example_1_plain_source() {
     let (parsed, rendered) = prepare_from_text(
         &format!("What did we conclude in {mention}?"),
         &[SourceSurface {
-            session_id: "sess-alpha",
+            session_id: &JsString::from("sess-alpha"),
             cwd: Some("/home/ana/shop"),
             captured_through_seq: Some(7),
             events: &alpha,
@@ -219,13 +219,13 @@ fn worked_example_2_compacted_source_escapes_duplicates_and_an_empty_source() {
         r"Compare @[DB [choice\]](dsh-session:InNlc3MtYmV0YSI) with dsh-session:InNlc3MtZ2FtbWEi and again @[other name](dsh-session:InNlc3MtYmV0YSI).",
         &[
             SourceSurface {
-                session_id: "sess-beta",
+                session_id: &JsString::from("sess-beta"),
                 cwd: None,
                 captured_through_seq: Some(12),
                 events: &beta,
             },
             SourceSurface {
-                session_id: "sess-gamma",
+                session_id: &JsString::from("sess-gamma"),
                 cwd: Some("/srv/api"),
                 captured_through_seq: None,
                 events: &gamma,
@@ -269,7 +269,7 @@ fn build_log() -> Vec<Json> {
 fn retain_build_log(max_bytes: u64) -> Result<RetainedSource, crate::error::Error> {
     let events = build_log();
     let surface = SourceSurface {
-        session_id: "build-log",
+        session_id: &JsString::from("build-log"),
         cwd: Some("/repo"),
         captured_through_seq: Some(9),
         events: &events,
@@ -281,7 +281,7 @@ fn retain_build_log(max_bytes: u64) -> Result<RetainedSource, crate::error::Erro
 fn worked_example_3_retention_with_a_utf8_cut() {
     let events = build_log();
     let surface = SourceSurface {
-        session_id: "build-log",
+        session_id: &JsString::from("build-log"),
         cwd: Some("/repo"),
         captured_through_seq: Some(9),
         events: &events,
@@ -360,7 +360,7 @@ fn worked_example_3_other_budgets() {
 #[test]
 fn an_empty_source_over_budget_cannot_fit() {
     let surface = SourceSurface {
-        session_id: "sess-gamma",
+        session_id: &JsString::from("sess-gamma"),
         cwd: Some("/srv/api"),
         captured_through_seq: None,
         events: &[],
@@ -378,7 +378,7 @@ fn an_empty_source_over_budget_cannot_fit() {
 fn the_newest_message_is_kept_whatever_its_role() {
     let events = vec![user(0, "aaaa"), assistant(1, "bbbb"), user(2, "cccc")];
     let surface = SourceSurface {
-        session_id: "s",
+        session_id: &JsString::from("s"),
         cwd: None,
         captured_through_seq: Some(2),
         events: &events,
@@ -448,11 +448,11 @@ mod properties {
     }
 
     /// A source: id, cwd, capturedThroughSeq and surface events.
-    type Source = (String, Option<String>, Option<u64>, Vec<Json>);
+    type Source = (JsString, Option<String>, Option<u64>, Vec<Json>);
 
     fn source() -> impl Strategy<Value = Source> {
         (
-            "[a-z<\"]{0,8}",
+            "[a-z<\"]{0,8}".prop_map(JsString::from),
             prop::option::of("/[a-z<]{0,6}"),
             prop::option::of(0u64..100_000),
             prop::collection::vec(surface_event(), 0..8),
@@ -480,7 +480,7 @@ mod properties {
             .map(|(_, m)| object(vec![("role", Json::str(m.role.as_str())), ("text", Json::str(""))]))
             .collect();
         let mut minimal = JsonObject::new();
-        minimal.insert("sessionId", Json::str(source.session_id));
+        minimal.insert("sessionId", Json::String(source.session_id.clone()));
         minimal.insert("label", Json::String(label.clone()));
         minimal.insert("cwd", source.cwd.map_or(Json::Null, Json::str));
         minimal.insert(

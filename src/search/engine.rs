@@ -2,7 +2,9 @@
 //! sessions are re-indexed), runs `searchSessions` / `searchEvents` with DSH's filters, order,
 //! grouping, paging, snippets and cursors. Providers only find phrase occurrences.
 
-use super::rank::{MatchStats, RankKey, compare_events, compare_sessions, merge_spans, snippet};
+use super::rank::{
+    MatchStats, RankKey, compare_events, compare_sessions, merge_spans, snippet, snippet_with_highlights,
+};
 use super::request::{EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, sanitize_text};
 use super::tokenizer::{TokenizerMode, tokenize};
 use crate::corpus::{Corpus, SessionRecord};
@@ -101,24 +103,27 @@ impl SearchProvider for ScanProvider {
 }
 
 /// One indexed document's metadata and sanitised text (kept once, here).
-struct DocMeta {
-    session: String,
-    seq: u64,
-    kind: String,
-    time: i64,
-    surface: SurfaceLabel,
-    text: String,
-    length: u64,
+pub(super) struct DocMeta {
+    pub(super) session: String,
+    pub(super) seq: u64,
+    pub(super) kind: String,
+    pub(super) time: i64,
+    pub(super) surface: SurfaceLabel,
+    pub(super) text: String,
+    pub(super) length: u64,
 }
 
-struct IndexedSession {
-    generation: u64,
-    live: bool,
-    persisted: bool,
-    record: SessionRecord,
-    docs: Vec<DocId>,
+pub(super) struct IndexedSession {
+    pub(super) generation: u64,
+    pub(super) live: bool,
+    pub(super) persisted: bool,
+    pub(super) record: SessionRecord,
+    pub(super) docs: Vec<DocId>,
     /// The within-session generation cursors are bound to (changes only with this session).
-    epoch: u64,
+    pub(super) epoch: u64,
+    /// A hash of what was indexed (header, availability, documents): snapshots are checked
+    /// against it.
+    pub(super) fingerprint: u64,
 }
 
 /// An event hit: the document's record fields plus `snippet`.
@@ -138,6 +143,61 @@ pub struct EventHit {
     pub surface: SurfaceLabel,
     /// Plain-text excerpt around the first match.
     pub snippet: String,
+    /// Match ranges inside `snippet`, when the request asked for `highlights`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub highlights: Option<Vec<Highlight>>,
+}
+
+/// One merged match span inside a snippet. Rust callers read the code-point range; the wire
+/// form carries UTF-16 offsets, which is what JavaScript strings index by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Highlight {
+    /// First UTF-16 unit of the match in the snippet.
+    #[serde(rename = "start")]
+    pub start_utf16: usize,
+    /// One past the last UTF-16 unit.
+    #[serde(rename = "end")]
+    pub end_utf16: usize,
+    /// First code point of the match in the snippet.
+    #[serde(skip)]
+    pub start: usize,
+    /// One past the last code point.
+    #[serde(skip)]
+    pub end: usize,
+}
+
+impl Highlight {
+    fn new(snippet: &str, start: usize, end: usize) -> Highlight {
+        let utf16 = |cp: usize| snippet.chars().take(cp).map(char::len_utf16).sum();
+        Highlight {
+            start_utf16: utf16(start),
+            end_utf16: utf16(end),
+            start,
+            end,
+        }
+    }
+}
+
+/// Code-point ranges of the merged occurrences of `phrase` among `tokens`.
+fn span_ranges(tokens: &[super::tokenizer::Token<'_>], phrase: &[String]) -> Vec<(usize, usize)> {
+    let len = phrase.len();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    if len == 0 {
+        return spans;
+    }
+    for (i, window) in tokens.windows(len).enumerate() {
+        if window.iter().zip(phrase).all(|(t, p)| t.text == p.as_str()) {
+            let (from, to) = (i, i + len - 1);
+            match spans.last_mut() {
+                Some(last) if from <= last.1 => last.1 = to,
+                _ => spans.push((from, to)),
+            }
+        }
+    }
+    spans
+        .into_iter()
+        .map(|(from, to)| (tokens[from].char_range.start, tokens[to].char_range.end))
+        .collect()
 }
 
 /// A session hit with its best-matching event.
@@ -180,22 +240,23 @@ pub struct EventSearchPage {
 
 /// Full-text search over a corpus through one provider.
 pub struct SearchEngine<P: SearchProvider> {
-    provider: P,
-    config: SearchConfig,
-    mode: TokenizerMode,
-    instance: String,
-    sessions: HashMap<String, IndexedSession>,
-    docs: HashMap<DocId, DocMeta>,
-    next_doc: DocId,
-    next_epoch: u64,
-    generation: u64,
+    pub(super) provider: P,
+    pub(super) config: SearchConfig,
+    pub(super) mode: TokenizerMode,
+    pub(super) instance: String,
+    pub(super) sessions: HashMap<String, IndexedSession>,
+    pub(super) docs: HashMap<DocId, DocMeta>,
+    pub(super) next_doc: DocId,
+    pub(super) next_epoch: u64,
+    pub(super) generation: u64,
 }
 
 /// The header as DSH's index stores it: `origin` is not carried.
 pub fn indexed_header(header: &SessionHeader) -> Json {
     let mut object = JsonObject::new();
     object.insert("version", Json::Number(header.version));
-    object.insert("id", Json::String(header.raw_id.clone()));
+    // DSH's SQLite binding stores text with lone surrogates as U+FFFD, ids included.
+    object.insert("id", Json::str(&header.id));
     object.insert("createdAt", Json::int(header.created_at));
     if let Some(cwd) = &header.cwd {
         object.insert("cwd", Json::str(cwd));
@@ -230,7 +291,23 @@ fn instance_nonce() -> u64 {
     entropy ^ count.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-fn fnv1a(text: &str) -> u64 {
+/// A content hash of one indexed session: its listing record and every document.
+pub(super) fn session_fingerprint<'a>(record: &SessionRecord, docs: impl Iterator<Item = &'a DocMeta>) -> u64 {
+    let mut text = serde_json::to_string(record).unwrap_or_default();
+    for doc in docs {
+        text.push_str(&format!(
+            "\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}",
+            doc.seq,
+            doc.kind,
+            doc.time,
+            doc.surface.as_str()
+        ));
+        text.push_str(&doc.text);
+    }
+    fnv1a(&text)
+}
+
+pub(super) fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
@@ -268,9 +345,9 @@ impl<P: SearchProvider> SearchEngine<P> {
     /// state changed. Returns how many sessions were (re)indexed or removed.
     pub fn reconcile(&mut self, corpus: &Corpus) -> Result<usize, Error> {
         let mut changed = 0;
-        let mut seen: Vec<String> = Vec::new();
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
         for (id, source) in corpus.sources() {
-            seen.push(id.clone());
+            seen.insert(id.clone());
             let generation = corpus.session_generation(id);
             if let Some(indexed) = self.sessions.get(id)
                 && indexed.generation == generation
@@ -307,6 +384,7 @@ impl<P: SearchProvider> SearchEngine<P> {
                 live: source.live,
                 persisted: source.persisted,
             };
+            let fingerprint = session_fingerprint(&record, ids.iter().map(|d| &self.docs[d]));
             if let Some(old) = self.sessions.insert(
                 id.clone(),
                 IndexedSession {
@@ -316,6 +394,7 @@ impl<P: SearchProvider> SearchEngine<P> {
                     record,
                     docs: ids,
                     epoch: self.next_epoch,
+                    fingerprint,
                 },
             ) {
                 for doc in old.docs {
@@ -324,7 +403,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             }
             changed += 1;
         }
-        let gone: Vec<String> = self.sessions.keys().filter(|k| !seen.contains(k)).cloned().collect();
+        let gone: Vec<String> = self.sessions.keys().filter(|k| !seen.contains(*k)).cloned().collect();
         for id in gone {
             if let Some(old) = self.sessions.remove(&id) {
                 for doc in old.docs {
@@ -430,20 +509,38 @@ impl<P: SearchProvider> SearchEngine<P> {
         }
     }
 
-    fn hit(&self, id: DocId, stats: &MatchStats) -> EventHit {
+    fn hit(&self, id: DocId, stats: &MatchStats, phrase: Option<&[String]>) -> EventHit {
         let doc = &self.docs[&id];
-        let start = tokenize(&doc.text, self.mode)
-            .into_iter()
+        let tokens = tokenize(&doc.text, self.mode);
+        let start = tokens
+            .iter()
             .find(|t| t.position as u32 == stats.first_position)
             .map(|t| t.char_range.start);
         let session = &self.sessions[&doc.session];
+        let (snippet, highlights) = match phrase {
+            None => (snippet(&doc.text, start, self.config.snippet_chars), None),
+            Some(phrase) => {
+                let (text, ranges) = snippet_with_highlights(
+                    &doc.text,
+                    start,
+                    &span_ranges(&tokens, phrase),
+                    self.config.snippet_chars,
+                );
+                let highlights = ranges
+                    .iter()
+                    .map(|&(from, to)| Highlight::new(&text, from, to))
+                    .collect();
+                (text, Some(highlights))
+            }
+        };
         EventHit {
-            session_id: session.record.header.raw_id.clone(),
+            session_id: JsString::from(session.record.header.id.as_str()),
             seq: doc.seq,
             kind: doc.kind.clone(),
             time: doc.time,
             surface: doc.surface,
-            snippet: snippet(&doc.text, start, self.config.snippet_chars),
+            snippet,
+            highlights,
         }
     }
 
@@ -489,7 +586,7 @@ impl<P: SearchProvider> SearchEngine<P> {
                     header: indexed_header(&indexed.record.header),
                     live: indexed.live,
                     persisted: indexed.persisted,
-                    best_match: self.hit(*id, stats),
+                    best_match: self.hit(*id, stats, request.highlights.then_some(phrase.as_slice())),
                 }
             })
             .collect();
@@ -522,7 +619,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             .iter()
             .skip(offset as usize)
             .take(request.limit as usize)
-            .map(|(id, stats)| self.hit(*id, stats))
+            .map(|(id, stats)| self.hit(*id, stats, request.highlights.then_some(phrase.as_slice())))
             .collect();
         let next = offset + request.limit;
         let next_cursor =
@@ -532,5 +629,25 @@ impl<P: SearchProvider> SearchEngine<P> {
             items,
             next_cursor,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn highlights_count_utf16_units_for_javascript() {
+        // "😀" is one code point but two UTF-16 units.
+        let highlight = Highlight::new("😀 needle", 2, 8);
+        assert_eq!((highlight.start, highlight.end), (2, 8));
+        assert_eq!((highlight.start_utf16, highlight.end_utf16), (3, 9));
+    }
+
+    #[test]
+    fn spans_merge_overlapping_occurrences_into_char_ranges() {
+        let tokens = tokenize("a a a x a", TokenizerMode::Unicode61);
+        let phrase = vec!["a".to_owned(), "a".to_owned()];
+        assert_eq!(span_ranges(&tokens, &phrase), [(0, 5)]);
     }
 }

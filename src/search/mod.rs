@@ -1,6 +1,10 @@
 //! Full-text search over the documents of a corpus (spec 04): the tokenizer that defines recall.
+pub mod backend;
 pub mod engine;
 pub mod rank;
 pub mod request;
+pub mod snapshot;
+#[cfg(all(feature = "sqlite", not(target_arch = "wasm32")))]
+pub mod sqlite;
 pub mod tantivy;
 pub mod tokenizer;

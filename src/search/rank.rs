@@ -69,11 +69,27 @@ pub fn compare_sessions(a: &RankKey<'_>, b: &RankKey<'_>) -> Ordering {
 /// The snippet of 04 §8: `text` is the sanitised document text and `match_start` the
 /// code-point index (in `text`) where the first span starts, if any.
 pub fn snippet(text: &str, match_start: Option<usize>, max: usize) -> String {
+    snippet_with_highlights(text, match_start, &[], max).0
+}
+
+/// [`snippet`], plus where each `(start, end)` code-point range of `text` (a merged match span)
+/// lands inside the snippet, as code-point ranges clipped to what the snippet shows.
+pub fn snippet_with_highlights(
+    text: &str,
+    match_start: Option<usize>,
+    ranges: &[(usize, usize)],
+    max: usize,
+) -> (String, Vec<(usize, usize)>) {
     let mut clean: Vec<char> = Vec::with_capacity(text.len().min(4 * max + 64));
+    // Where each character of `text` lands in `clean` (a collapsed space maps to its run).
+    let mut landing: Vec<usize> = Vec::with_capacity(if ranges.is_empty() { 0 } else { text.len() });
     let mut m = None;
     for (index, c) in text.chars().enumerate() {
         if Some(index) == match_start && m.is_none() {
             m = Some(clean.len());
+        }
+        if !ranges.is_empty() {
+            landing.push(clean.len());
         }
         if is_js_whitespace(c) {
             if clean.last().is_some_and(|last| *last != ' ') {
@@ -87,11 +103,33 @@ pub fn snippet(text: &str, match_start: Option<usize>, max: usize) -> String {
         clean.pop();
     }
     let n = clean.len();
+    let (start, end, prefix, suffix) = window(n, m, max);
+    let mut out = String::with_capacity(4 * (end - start) + 6);
+    if max == 1 && n > 1 {
+        return ("…".into(), Vec::new());
+    }
+    out.push_str(prefix);
+    out.extend(&clean[start..end]);
+    out.push_str(suffix);
+    let shift = usize::from(!prefix.is_empty());
+    let highlights = ranges
+        .iter()
+        .filter_map(|&(from, to)| {
+            let from = landing.get(from).copied()?.max(start);
+            let to = landing.get(to.saturating_sub(1)).map(|l| l + 1)?.min(end);
+            (from < to).then(|| (from - start + shift, to - start + shift))
+        })
+        .collect();
+    (out, highlights)
+}
+
+/// The visible slice `clean[start..end]` and its ellipses (04 §8 steps 2–5).
+fn window(n: usize, m: Option<usize>, max: usize) -> (usize, usize, &'static str, &'static str) {
     if n <= max {
-        return clean.into_iter().collect();
+        return (0, n, "", "");
     }
     if max == 1 {
-        return "…".into();
+        return (0, 0, "…", "");
     }
     let i = m.unwrap_or(0).min(n - 1);
     let mut start = i.saturating_sub(max / 3);
@@ -114,11 +152,7 @@ pub fn snippet(text: &str, match_start: Option<usize>, max: usize) -> String {
         start = end.saturating_sub(room_len);
         end = n.min(start + room_len);
     }
-    let mut out = String::with_capacity(4 * (end - start) + 6);
-    out.push_str(prefix);
-    out.extend(&clean[start..end]);
-    out.push_str(suffix);
-    out
+    (start, end, prefix, suffix)
 }
 
 #[cfg(test)]
@@ -172,6 +206,19 @@ mod tests {
             "…arser crash on emp…"
         );
         assert_eq!(snippet("error\nparser timeout", Some(6), 20), "error parser timeout");
+    }
+
+    #[test]
+    fn highlights_land_inside_the_snippet() {
+        let (text, ranges) = snippet_with_highlights("  find   the needle\nhere", Some(13), &[(13, 19)], 240);
+        assert_eq!(text, "find the needle here");
+        assert_eq!(ranges, [(9, 15)]);
+        let chars: Vec<char> = text.chars().collect();
+        assert_eq!(chars[9..15].iter().collect::<String>(), "needle");
+        // A span cut by the window is clipped; one outside it disappears.
+        let (cut, ranges) = snippet_with_highlights("abcdefghij", Some(2), &[(1, 4), (8, 10)], 5);
+        assert_eq!(cut, "…bcd…");
+        assert_eq!(ranges, [(1, 4)]);
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub struct SessionSearchRequest {
     pub limit: u64,
     /// Continuation token.
     pub cursor: Option<String>,
+    /// Return match ranges inside snippets (an extension; DSH's hit shape when false).
+    pub highlights: bool,
 }
 
 /// A validated `searchEvents` request.
@@ -56,10 +58,13 @@ pub struct EventSearchRequest {
     pub limit: u64,
     /// Continuation token.
     pub cursor: Option<String>,
+    /// Return match ranges inside snippets (an extension; DSH's hit shape when false).
+    pub highlights: bool,
 }
 
+/// `request[key] ?? []`: JavaScript's `??` treats `null` like a missing key.
 fn filters_of<'a>(request: &'a Json, key: &str) -> Option<&'a Json> {
-    request.get(key)
+    request.get(key).filter(|v| !matches!(v, Json::Null))
 }
 
 static EMPTY_LIST: Json = Json::Array(Vec::new());
@@ -76,6 +81,7 @@ pub fn parse_session_request(request: &Json, config: &SearchConfig) -> Result<Se
         event_filters,
         limit: normalize_limit(request.get("limit"), config)?,
         cursor,
+        highlights: matches!(request.get("highlights"), Some(Json::Bool(true))),
     })
 }
 
@@ -95,6 +101,7 @@ pub fn parse_event_request(request: &Json, config: &SearchConfig) -> Result<Even
         filters,
         limit: normalize_limit(request.get("limit"), config)?,
         cursor,
+        highlights: matches!(request.get("highlights"), Some(Json::Bool(true))),
     })
 }
 
@@ -150,7 +157,7 @@ pub fn sanitize_text(text: &str) -> String {
 fn normalize_limit(value: Option<&Json>, config: &SearchConfig) -> Result<u64, Error> {
     let max = config.max_limit.min((1u64 << 53) - 2);
     let limit = match value {
-        None => config.default_limit as f64,
+        None | Some(Json::Null) => config.default_limit as f64,
         Some(Json::Number(n)) => *n,
         Some(_) => f64::NAN,
     };
@@ -292,11 +299,12 @@ impl SessionSearchRequest {
     /// The request's identity for cursors: filters may be reordered and values permuted.
     pub fn fingerprint(&self) -> String {
         format!(
-            r#"{{"scope":"sessions","query":{},"sessionFilters":[{}],"eventFilters":[{}],"limit":{}}}"#,
+            r#"{{"scope":"sessions","query":{},"sessionFilters":[{}],"eventFilters":[{}],"limit":{}{}}}"#,
             Json::str(&self.query).to_js_string(),
             canonical_session_filters(&self.session_filters).join(","),
             canonical_event_filters(&self.event_filters).join(","),
-            self.limit
+            self.limit,
+            if self.highlights { r#","highlights":true"# } else { "" }
         )
     }
 }
@@ -305,11 +313,12 @@ impl EventSearchRequest {
     /// The request's identity for cursors: filters may be reordered and values permuted.
     pub fn fingerprint(&self) -> String {
         format!(
-            r#"{{"scope":"events","sessionId":{},"query":{},"filters":[{}],"limit":{}}}"#,
+            r#"{{"scope":"events","sessionId":{},"query":{},"filters":[{}],"limit":{}{}}}"#,
             Json::str(&self.session_id).to_js_string(),
             Json::str(&self.query).to_js_string(),
             canonical_event_filters(&self.filters).join(","),
-            self.limit
+            self.limit,
+            if self.highlights { r#","highlights":true"# } else { "" }
         )
     }
 }

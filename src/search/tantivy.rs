@@ -5,6 +5,7 @@ use super::engine::{DocId, SearchProvider};
 use super::tokenizer::{TokenizerMode, tokenize};
 use crate::error::{Error, ErrorCode};
 use std::collections::{HashMap, HashSet};
+use tantivy::Directory as _;
 use tantivy::directory::RamDirectory;
 use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
@@ -127,6 +128,64 @@ impl TantivyProvider {
     }
 }
 
+/// One segment index's files: `(name, bytes)`.
+pub(super) type SegmentFiles = Vec<(String, Vec<u8>)>;
+
+impl TantivyProvider {
+    /// Every segment index's files (`meta.json` and segment files), for snapshots.
+    pub(super) fn export_segments(&mut self) -> Result<Vec<SegmentFiles>, Error> {
+        self.flush()?;
+        let mut out = Vec::with_capacity(self.segments.len());
+        for searcher in &self.segments {
+            let index = searcher.index();
+            let metas = index.load_metas().map_err(index_failed)?;
+            let mut names: Vec<std::path::PathBuf> = metas.list_segment_files().into_iter().collect();
+            names.push(std::path::PathBuf::from("meta.json"));
+            names.sort();
+            let mut files = Vec::with_capacity(names.len());
+            for name in names {
+                if !index.directory().exists(&name).map_err(index_failed)? {
+                    continue;
+                }
+                let data = index.directory().atomic_read(&name).map_err(index_failed)?;
+                files.push((name.to_string_lossy().into_owned(), data));
+            }
+            out.push(files);
+        }
+        Ok(out)
+    }
+
+    /// Rebuilds a provider from exported segment files and the live documents of each session.
+    pub(super) fn import_segments(
+        mode: TokenizerMode,
+        segments: Vec<SegmentFiles>,
+        by_session: HashMap<String, HashSet<DocId>>,
+    ) -> Result<Self, Error> {
+        let mut provider = TantivyProvider::new(mode);
+        for files in segments {
+            let directory = RamDirectory::create();
+            for (name, data) in &files {
+                directory
+                    .atomic_write(std::path::Path::new(name), data)
+                    .map_err(index_failed)?;
+            }
+            let mut index = Index::open(directory).map_err(index_failed)?;
+            let tokenizers = tantivy::tokenizer::TokenizerManager::default();
+            tokenizers.register(TOKENIZER, Unicode61(mode));
+            index.set_tokenizers(tokenizers);
+            let reader = index
+                .reader_builder()
+                .reload_policy(ReloadPolicy::Manual)
+                .try_into()
+                .map_err(index_failed)?;
+            provider.segments.push(reader.searcher());
+        }
+        provider.live = by_session.values().flatten().copied().collect();
+        provider.by_session = by_session;
+        Ok(provider)
+    }
+}
+
 impl SearchProvider for TantivyProvider {
     fn replace_session(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
         self.remove_session(session)?;
@@ -183,7 +242,8 @@ impl SearchProvider for TantivyProvider {
                 'docs: while doc != TERMINATED {
                     // Leapfrog every term's postings to a common document.
                     for p in postings.iter_mut() {
-                        let reached = p.seek(doc);
+                        // `seek` requires a target at or after the current document.
+                        let reached = if p.doc() >= doc { p.doc() } else { p.seek(doc) };
                         if reached != doc {
                             doc = reached;
                             continue 'docs;

@@ -1,0 +1,228 @@
+//! Index snapshots (06 §6.2): the built in-memory tantivy index exported as bytes and reopened
+//! later over the same corpus without re-indexing — refused when the crate version, the
+//! tokenizer or any session's indexed content differs.
+//!
+//! Layout: `DSHIDX` magic, a format byte, a JSON manifest (crate version, tokenizer, sessions
+//! with their content fingerprints, documents), then the tantivy segment files.
+
+use super::engine::{DocId, DocMeta, IndexedSession, SearchEngine, session_fingerprint};
+use super::request::SearchConfig;
+use super::tantivy::TantivyProvider;
+use super::tokenizer::TokenizerMode;
+use crate::corpus::{Corpus, SessionRecord};
+use crate::documents::session_documents;
+use crate::error::{Error, ErrorCode};
+use crate::fold::SurfaceLabel;
+use serde_json::json;
+use std::collections::HashMap;
+
+const MAGIC: &[u8] = b"DSHIDX";
+const FORMAT: u8 = 1;
+
+fn refused(why: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::QueryIndexFailed,
+        format!("the index snapshot cannot be used: {why}"),
+    )
+}
+
+fn mode_name(mode: TokenizerMode) -> &'static str {
+    match mode {
+        TokenizerMode::Unicode61 => "unicode61",
+        TokenizerMode::Cjk => "cjk",
+    }
+}
+
+fn label(name: &str) -> SurfaceLabel {
+    match name {
+        "current" => SurfaceLabel::Current,
+        "shadowed" => SurfaceLabel::Shadowed,
+        _ => SurfaceLabel::LogOnly,
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], Error> {
+        if self.bytes.len() < n {
+            return Err(refused("it is truncated"));
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn u64(&mut self) -> Result<u64, Error> {
+        let bytes: [u8; 8] = self.take(8)?.try_into().map_err(|_| refused("it is truncated"))?;
+        Ok(u64::from_le_bytes(bytes))
+    }
+}
+
+impl SearchEngine<TantivyProvider> {
+    /// Exports the index (after reconciling with `corpus`) as bytes.
+    pub fn export_snapshot(&mut self, corpus: &Corpus) -> Result<Vec<u8>, Error> {
+        self.reconcile(corpus)?;
+        let sessions: Vec<serde_json::Value> = self
+            .sessions
+            .iter()
+            .map(|(id, s)| json!({ "id": id, "fingerprint": format!("{:016x}", s.fingerprint), "docs": s.docs }))
+            .collect();
+        let docs: Vec<serde_json::Value> = self
+            .docs
+            .iter()
+            .map(|(id, d)| {
+                json!({ "id": id, "session": d.session, "seq": d.seq, "kind": d.kind, "time": d.time,
+                        "surface": d.surface.as_str(), "text": d.text })
+            })
+            .collect();
+        let segments = self.provider.export_segments()?;
+        let manifest = json!({
+            "crate": env!("CARGO_PKG_VERSION"),
+            "tokenizer": mode_name(self.mode),
+            "nextDoc": self.next_doc,
+            "sessions": sessions,
+            "docs": docs,
+            "segments": segments.iter().map(|files| files.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>()).collect::<Vec<_>>(),
+        })
+        .to_string();
+        let mut out = Vec::with_capacity(manifest.len() + 64);
+        out.extend_from_slice(MAGIC);
+        out.push(FORMAT);
+        out.extend_from_slice(&(manifest.len() as u64).to_le_bytes());
+        out.extend_from_slice(manifest.as_bytes());
+        for files in &segments {
+            for (_, data) in files {
+                out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+                out.extend_from_slice(data);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reopens a snapshot over `corpus`. Every session of the corpus must have been indexed
+    /// with the same content, by the same crate version and tokenizer; otherwise the snapshot
+    /// is refused with `SESSION_QUERY_INDEX_FAILED` (and nothing is built).
+    pub fn import_snapshot(bytes: &[u8], corpus: &Corpus, config: SearchConfig) -> Result<Self, Error> {
+        let mut reader = Reader { bytes };
+        if reader.take(MAGIC.len())? != MAGIC {
+            return Err(refused("it is not an index snapshot"));
+        }
+        if reader.take(1)?[0] != FORMAT {
+            return Err(refused("it uses another snapshot format"));
+        }
+        let manifest_len = reader.u64()? as usize;
+        let manifest: serde_json::Value =
+            serde_json::from_slice(reader.take(manifest_len)?).map_err(|e| refused(format!("bad manifest: {e}")))?;
+        let version = manifest["crate"].as_str().unwrap_or_default();
+        if version != env!("CARGO_PKG_VERSION") {
+            return Err(refused(format!(
+                "it was built by version {version}, this is {}",
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        let mode = match manifest["tokenizer"].as_str() {
+            Some("unicode61") => TokenizerMode::Unicode61,
+            Some("cjk") => TokenizerMode::Cjk,
+            other => return Err(refused(format!("unknown tokenizer {other:?}"))),
+        };
+        let mut docs: HashMap<DocId, DocMeta> = HashMap::new();
+        for doc in manifest["docs"].as_array().into_iter().flatten() {
+            let text = doc["text"].as_str().unwrap_or_default().to_owned();
+            docs.insert(
+                doc["id"].as_u64().unwrap_or_default() as DocId,
+                DocMeta {
+                    session: doc["session"].as_str().unwrap_or_default().to_owned(),
+                    seq: doc["seq"].as_u64().unwrap_or_default(),
+                    kind: doc["kind"].as_str().unwrap_or_default().to_owned(),
+                    time: doc["time"].as_i64().unwrap_or_default(),
+                    surface: label(doc["surface"].as_str().unwrap_or_default()),
+                    length: text.chars().count() as u64,
+                    text,
+                },
+            );
+        }
+        let indexed: HashMap<String, (String, Vec<DocId>)> = manifest["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                let docs = s["docs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|d| d.as_u64())
+                    .map(|d| d as DocId)
+                    .collect();
+                (
+                    s["id"].as_str().unwrap_or_default().to_owned(),
+                    (s["fingerprint"].as_str().unwrap_or_default().to_owned(), docs),
+                )
+            })
+            .collect();
+        // The corpus must be exactly what was indexed.
+        let mut sessions = HashMap::new();
+        let mut epoch = 0;
+        for (id, source) in corpus.sources() {
+            let Some((fingerprint, ids)) = indexed.get(id) else {
+                return Err(refused(format!("session {id:?} is not in it")));
+            };
+            let record = SessionRecord {
+                header: source.log.header.clone(),
+                live: source.live,
+                persisted: source.persisted,
+            };
+            let current = session_documents(&source.log.header.raw_id, &source.log.events, &source.log.surface);
+            let stored: Vec<&DocMeta> = ids.iter().filter_map(|d| docs.get(d)).collect();
+            let same_texts = current.len() == stored.len()
+                && current
+                    .iter()
+                    .zip(&stored)
+                    .all(|(c, s)| super::request::sanitize_text(&c.text.to_lossy()) == s.text);
+            let expected = session_fingerprint(&record, stored.iter().copied());
+            if !same_texts || format!("{expected:016x}") != *fingerprint {
+                return Err(refused(format!("session {id:?} changed since it was indexed")));
+            }
+            epoch += 1;
+            sessions.insert(
+                id.clone(),
+                IndexedSession {
+                    generation: corpus.session_generation(id),
+                    live: source.live,
+                    persisted: source.persisted,
+                    record,
+                    docs: ids.clone(),
+                    epoch,
+                    fingerprint: expected,
+                },
+            );
+        }
+        if sessions.len() != indexed.len() {
+            return Err(refused("it holds sessions the corpus does not have"));
+        }
+        let mut segments = Vec::new();
+        for names in manifest["segments"].as_array().into_iter().flatten() {
+            let mut files = Vec::new();
+            for name in names.as_array().into_iter().flatten() {
+                let len = reader.u64()? as usize;
+                files.push((name.as_str().unwrap_or_default().to_owned(), reader.take(len)?.to_vec()));
+            }
+            segments.push(files);
+        }
+        let by_session = sessions
+            .iter()
+            .map(|(id, s)| (id.clone(), s.docs.iter().copied().collect()))
+            .collect();
+        let provider = TantivyProvider::import_segments(mode, segments, by_session)?;
+        let mut engine = SearchEngine::new(provider, config, mode);
+        engine.sessions = sessions;
+        engine.docs = docs;
+        engine.next_doc = manifest["nextDoc"].as_u64().unwrap_or_default() as DocId;
+        engine.next_epoch = epoch;
+        // Cursors are bound to the engine instance, so a reopened index starts a new history.
+        engine.generation = 1;
+        Ok(engine)
+    }
+}

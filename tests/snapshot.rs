@@ -1,0 +1,114 @@
+//! Index snapshots: a built tantivy index exported as bytes reopens over the same corpus with
+//! identical results and no re-indexing, and is refused for another corpus, version or format.
+
+use dsh_session_search::archive::{Input, LoadOptions};
+use dsh_session_search::corpus::Corpus;
+use dsh_session_search::error::ErrorCode;
+use dsh_session_search::json::Json;
+use dsh_session_search::search::engine::SearchEngine;
+use dsh_session_search::search::request::{SearchConfig, parse_session_request};
+use dsh_session_search::search::tantivy::TantivyProvider;
+use dsh_session_search::search::tokenizer::TokenizerMode;
+
+fn corpus() -> Corpus {
+    let mut corpus = Corpus::new();
+    let inputs = vec![
+        Input::File {
+            name: "a.jsonl".into(),
+            bytes: include_bytes!("fixtures/spec/replacement_of_replacement.jsonl").to_vec(),
+        },
+        Input::File {
+            name: "b.jsonl".into(),
+            bytes: include_bytes!("fixtures/spec/tool_result_pruned.jsonl").to_vec(),
+        },
+    ];
+    corpus.load(inputs, &LoadOptions::default()).expect("loads");
+    corpus
+}
+
+fn page(engine: &mut SearchEngine<TantivyProvider>, corpus: &Corpus, query: &str) -> String {
+    let request = Json::parse(&format!(r#"{{"query":"{query}"}}"#), Default::default()).expect("json");
+    let request = parse_session_request(&request, &SearchConfig::default()).expect("valid");
+    serde_json::to_string(&engine.search_sessions(corpus, &request).expect("searches")).expect("json")
+}
+
+fn built() -> (Corpus, SearchEngine<TantivyProvider>, Vec<u8>) {
+    let corpus = corpus();
+    let mode = TokenizerMode::Unicode61;
+    let mut engine = SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode);
+    let bytes = engine.export_snapshot(&corpus).expect("exports");
+    (corpus, engine, bytes)
+}
+
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn a_snapshot_reopens_with_identical_results_and_no_reindexing() {
+    let (corpus, mut engine, bytes) = built();
+    let mut reopened = SearchEngine::import_snapshot(&bytes, &corpus, SearchConfig::default()).expect("reopens");
+    assert_eq!(
+        reopened.reconcile(&corpus).expect("reconciles"),
+        0,
+        "nothing to re-index"
+    );
+    for query in ["summary", "summary of summary", "pruned", "run it", "x"] {
+        assert_eq!(
+            page(&mut reopened, &corpus, query),
+            page(&mut engine, &corpus, query),
+            "{query}"
+        );
+    }
+}
+
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn a_snapshot_of_another_corpus_is_refused() {
+    let (_, _, bytes) = built();
+    let mut other = corpus();
+    let header = Json::parse(
+        r#"{"version":0,"id":"extra","createdAt":1,"delegationDepth":0}"#,
+        Default::default(),
+    )
+    .expect("json");
+    other.add_live(&header, Vec::new()).expect("adds");
+    let refused = SearchEngine::import_snapshot(&bytes, &other, SearchConfig::default())
+        .err()
+        .expect("refused");
+    assert_eq!(refused.code, ErrorCode::QueryIndexFailed);
+    assert!(refused.message.contains("extra"), "{}", refused.message);
+    let mut fewer = Corpus::new();
+    let input = Input::File {
+        name: "b.jsonl".into(),
+        bytes: include_bytes!("fixtures/spec/tool_result_pruned.jsonl").to_vec(),
+    };
+    fewer.load(vec![input], &LoadOptions::default()).expect("loads");
+    assert!(SearchEngine::import_snapshot(&bytes, &fewer, SearchConfig::default()).is_err());
+}
+
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn damaged_or_foreign_snapshots_are_refused() {
+    let (corpus, _, bytes) = built();
+    let import = |bytes: &[u8]| {
+        SearchEngine::import_snapshot(bytes, &corpus, SearchConfig::default())
+            .err()
+            .map(|e| e.code)
+    };
+    assert_eq!(
+        import(&bytes[..bytes.len() / 2]),
+        Some(ErrorCode::QueryIndexFailed),
+        "truncated"
+    );
+    assert_eq!(import(b"not a snapshot at all"), Some(ErrorCode::QueryIndexFailed));
+    let version = format!("\"crate\":\"{}\"", env!("CARGO_PKG_VERSION"));
+    let found = bytes
+        .windows(version.len())
+        .position(|w| w == version.as_bytes())
+        .expect("version in the manifest");
+    let mut foreign = bytes.clone();
+    let at = found + version.len() - 2;
+    foreign[at] = if foreign[at] == b'9' { b'8' } else { b'9' };
+    let refused = SearchEngine::import_snapshot(&foreign, &corpus, SearchConfig::default())
+        .err()
+        .expect("refused");
+    assert!(refused.message.contains("version"), "{}", refused.message);
+}
