@@ -50,8 +50,11 @@ const INVALID_PARAMS: i64 = -32602;
 const SERVER_ERROR: i64 = -32000;
 
 /// A failure of one call.
-enum Failure {
+#[derive(Debug)]
+pub enum Failure {
+    /// A JSON-RPC protocol error (its numeric code and message): bad request or params.
     Protocol(i64, String),
+    /// A library failure with its stable code.
     Library(Error),
 }
 
@@ -90,6 +93,16 @@ impl RpcServer {
     /// The corpus the server reads.
     pub fn corpus(&self) -> &Corpus {
         &self.corpus
+    }
+
+    /// The corpus, for inputs that are not paths (files and entries handed over by a browser).
+    pub fn corpus_mut(&mut self) -> &mut Corpus {
+        &mut self.corpus
+    }
+
+    /// Calls one method with its by-position `params`; the result as JSON text.
+    pub fn call_method(&mut self, method: &str, params: &[Json]) -> Result<String, Failure> {
+        self.call(method, params).map(|raw| raw.get().to_owned())
     }
 
     /// Answers one request line. Notifications (no `id`) get no response.

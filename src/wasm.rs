@@ -5,29 +5,34 @@
 //! them. Errors are JavaScript `Error`s with a stable `code` property.
 
 use crate::archive::{Input, LoadOptions};
-use crate::corpus::Corpus;
 use crate::error::Error;
+use crate::json::{Json, ParseLimits};
+use crate::rpc::{Failure, RpcServer};
 use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 
 impl From<Error> for JsValue {
     fn from(error: Error) -> JsValue {
-        let js = js_sys::Error::new(&error.message);
-        // Setting a property on a fresh Error object cannot fail.
-        let _ = js_sys::Reflect::set(&js, &JsValue::from_str("code"), &JsValue::from_str(error.code.as_str()));
-        js.into()
+        js_error(error.code.as_str(), &error.message)
     }
+}
+
+fn js_error(code: &str, message: &str) -> JsValue {
+    let js = js_sys::Error::new(message);
+    // Setting a property on a fresh Error object cannot fail.
+    let _ = js_sys::Reflect::set(&js, &JsValue::from_str("code"), &JsValue::from_str(code));
+    js.into()
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, JsValue> {
     serde_json::to_string(value).map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
 }
 
-/// An in-memory corpus of loaded sessions.
+/// Loaded sessions and everything DSH's query, search and reference services answer over them.
 #[wasm_bindgen]
 #[derive(Default)]
 pub struct SessionSearch {
-    corpus: Corpus,
+    server: RpcServer,
 }
 
 #[wasm_bindgen]
@@ -45,7 +50,12 @@ impl SessionSearch {
             strict,
             ..LoadOptions::default()
         };
-        to_json(&self.corpus.load(vec![Input::File { name, bytes }], &options)?)
+        to_json(
+            &self
+                .server
+                .corpus_mut()
+                .load(vec![Input::File { name, bytes }], &options)?,
+        )
     }
 
     /// Loads a dropped folder given as parallel lists of relative paths and contents.
@@ -66,24 +76,55 @@ impl SessionSearch {
             strict,
             ..LoadOptions::default()
         };
-        to_json(&self.corpus.load(vec![Input::Entries { name, entries }], &options)?)
+        to_json(
+            &self
+                .server
+                .corpus_mut()
+                .load(vec![Input::Entries { name, entries }], &options)?,
+        )
+    }
+
+    /// Calls any method of the JSON-RPC face (`listSessions`, `searchSessions`, `prepare`, …)
+    /// with its by-position params as JSON text; returns the result as JSON text.
+    pub fn call(&mut self, method: &str, params: &str) -> Result<String, JsValue> {
+        let params = Json::parse(params, ParseLimits::default())
+            .map_err(|e| js_error("SESSION_RPC_INVALID_PARAMS", &format!("params are not JSON: {e}")))?;
+        let list = params
+            .as_array()
+            .ok_or_else(|| js_error("SESSION_RPC_INVALID_PARAMS", "params must be an array"))?;
+        self.server.call_method(method, list).map_err(|failure| match failure {
+            Failure::Library(error) => error.into(),
+            Failure::Protocol(_, message) => js_error("SESSION_RPC_INVALID_PARAMS", &message),
+        })
     }
 
     /// DSH's `listSessions`, as JSON text.
     #[wasm_bindgen(js_name = listSessions)]
-    pub fn list_sessions(&self) -> Result<String, JsValue> {
-        to_json(&self.corpus.list_sessions())
+    pub fn list_sessions(&mut self) -> Result<String, JsValue> {
+        self.call("listSessions", "[]")
     }
 
     /// DSH's `listEvents`, as JSON text.
     #[wasm_bindgen(js_name = listEvents)]
-    pub fn list_events(&self, session_id: &str) -> Result<String, JsValue> {
-        to_json(&self.corpus.list_events(session_id)?)
+    pub fn list_events(&mut self, session_id: &str) -> Result<String, JsValue> {
+        self.call("listEvents", &format!("[{}]", Json::str(session_id)))
     }
 
     /// DSH's `readSurface`, as JSON text.
     #[wasm_bindgen(js_name = readSurface)]
-    pub fn read_surface(&self, session_id: &str) -> Result<String, JsValue> {
-        to_json(&self.corpus.read_surface(session_id)?)
+    pub fn read_surface(&mut self, session_id: &str) -> Result<String, JsValue> {
+        self.call("readSurface", &format!("[{}]", Json::str(session_id)))
+    }
+
+    /// DSH's `searchSessions` with a request object as JSON text.
+    #[wasm_bindgen(js_name = searchSessions)]
+    pub fn search_sessions(&mut self, request: &str) -> Result<String, JsValue> {
+        self.call("searchSessions", &format!("[{request}]"))
+    }
+
+    /// DSH's `searchEvents` with a request object as JSON text.
+    #[wasm_bindgen(js_name = searchEvents)]
+    pub fn search_events(&mut self, request: &str) -> Result<String, JsValue> {
+        self.call("searchEvents", &format!("[{request}]"))
     }
 }

@@ -217,7 +217,7 @@ fn without_messages(settlements: Option<&Json>) -> Json {
 }
 
 /// Replays the recorded calls of one dump through our JSON-RPC face; returns how many ran.
-fn replay_calls(dump_path: &Path, logs: &Path, out: &mut Mismatches) -> usize {
+fn replay_calls(dump_path: &Path, logs: &Path, backend: &str, out: &mut Mismatches) -> usize {
     let dump = parse(&std::fs::read_to_string(dump_path).expect("dump readable"));
     let Some(calls) = dump.get("calls").and_then(Json::as_array) else {
         return 0;
@@ -229,7 +229,7 @@ fn replay_calls(dump_path: &Path, logs: &Path, out: &mut Mismatches) -> usize {
     let mut server = dsh_session_search::rpc::RpcServer::new();
     let root = logs.join(&root_name).display().to_string();
     let load = format!(
-        r#"{{"jsonrpc":"2.0","id":0,"method":"load","params":[[{}]]}}"#,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"load","params":[[{}],{{"backend":"{backend}"}}]}}"#,
         Json::str(&root)
     );
     server.handle_line(&load).expect("load answers");
@@ -249,7 +249,7 @@ fn replay_calls(dump_path: &Path, logs: &Path, out: &mut Mismatches) -> usize {
         }
         let request = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
         let response = parse(&server.handle_line(&request).expect("a response"));
-        let what = format!("{root_name} call #{index} {method} {}", short(&params));
+        let what = format!("{root_name} [{backend}] call #{index} {method} {}", short(&params));
         our_cursors.push(response.get("result").and_then(|r| r.get("nextCursor")).cloned());
         let ours = match response.get("error") {
             Some(error) => {
@@ -332,7 +332,10 @@ fn recorded_calls_replay_equal_through_rpc() {
     };
     let mut calls = 0;
     for dump in &dumps {
-        calls += replay_calls(dump, &dir.join("logs"), &mut out);
+        // Search answers must not depend on the engine: replay with each backend.
+        for backend in ["tantivy", "sqlite"] {
+            calls += replay_calls(dump, &dir.join("logs"), backend, &mut out);
+        }
     }
     eprintln!("replayed {calls} recorded calls ({} checks)", out.checked);
     if calls == 0 {

@@ -222,6 +222,295 @@ fn cursors_page_and_go_stale<P: SearchProvider>(mut engine: SearchEngine<P>) {
     assert_eq!(survived.expect("still valid")["items"][0]["seq"], 2);
 }
 
+/// A corpus of loaded sessions, each `(id, createdAt, [(time, text)])`, events as user messages.
+/// `(id, createdAt, [(time, text)])`.
+type SessionSpec<'a> = (&'a str, i64, &'a [(i64, &'a str)]);
+
+fn corpus_of(sessions: &[SessionSpec<'_>]) -> Corpus {
+    let inputs = sessions
+        .iter()
+        .map(|(id, created, texts)| {
+            let header = json!({"type":"session","version":0,"id":id,"createdAt":created,"delegationDepth":0});
+            let events: Vec<Value> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, (time, text))| user(i as u64, *time, text))
+                .collect();
+            Input::File {
+                name: format!("{id}.jsonl"),
+                bytes: log_text(header, &events),
+            }
+        })
+        .collect();
+    let mut corpus = Corpus::new();
+    let report = corpus.load(inputs, &LoadOptions::default()).expect("loads");
+    assert!(report.failures.is_empty(), "{report:?}");
+    corpus
+}
+
+fn hit_keys(page: &Value) -> Vec<String> {
+    page["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|h| {
+            let hit = if h.get("bestMatch").is_some() {
+                &h["bestMatch"]
+            } else {
+                h
+            };
+            format!("{}#{}", hit["sessionId"].as_str().expect("id"), hit["seq"])
+        })
+        .collect()
+}
+
+fn ranking_ties_follow_count_length_time_id_seq<P: SearchProvider>(mut engine: SearchEngine<P>) {
+    let corpus = corpus_of(&[
+        (
+            "b",
+            T,
+            &[
+                (T + 5, "needle here"),
+                (T + 5, "needle here"),
+                (T + 9, "needle needle"),
+                (T + 1, "a needle"),
+            ],
+        ),
+        ("a", T, &[(T + 5, "needle here")]),
+        ("c", T, &[(T + 7, "needle, longer text")]),
+    ]);
+    let within = events(&mut engine, &corpus, json!({"sessionId":"b","query":"needle"})).expect("ok");
+    // Two spans first; then shorter; then newer; equal texts and times: higher seq first.
+    assert_eq!(hit_keys(&within), ["b#2", "b#3", "b#1", "b#0"]);
+    let across = sessions(&mut engine, &corpus, json!({"query":"needle"})).expect("ok");
+    // b's best has two spans; a ties c on count, is shorter; session id breaks exact ties.
+    assert_eq!(hit_keys(&across), ["b#2", "a#0", "c#0"]);
+    let ties = corpus_of(&[("y", T, &[(T, "needle one")]), ("x", T, &[(T, "needle two")])]);
+    assert_eq!(
+        hit_keys(&sessions(&mut engine, &ties, json!({"query":"needle"})).expect("ok")),
+        ["x#0", "y#0"]
+    );
+}
+
+fn merged_spans_count_overlaps_once<P: SearchProvider>(mut engine: SearchEngine<P>) {
+    let corpus = corpus_of(&[(
+        "s",
+        T,
+        &[
+            (T + 1, "a a a"),
+            (T + 2, "x y x y"),
+            (T + 3, "one two three two three"),
+            (T + 4, "a a"),
+        ],
+    )]);
+    // `a a` in `a a a` is one span (overlapping) and ties with `a a` (shorter wins).
+    let page = events(&mut engine, &corpus, json!({"sessionId":"s","query":"a a"})).expect("ok");
+    assert_eq!(hit_keys(&page), ["s#3", "s#0"]);
+    let page = events(
+        &mut engine,
+        &corpus,
+        json!({"sessionId":"s","query":"x y","highlights":true}),
+    )
+    .expect("ok");
+    assert_eq!(
+        page["items"][0]["highlights"].as_array().map(Vec::len),
+        Some(2),
+        "adjacent spans stay separate"
+    );
+    let page = events(
+        &mut engine,
+        &corpus,
+        json!({"sessionId":"s","query":"two three","highlights":true}),
+    )
+    .expect("ok");
+    // The snippet (20 code points here) shows the second span only partly: it is clipped.
+    assert_eq!(page["items"][0]["snippet"], "one two three two t…");
+    assert_eq!(
+        page["items"][0]["highlights"],
+        json!([{"start":4,"end":13},{"start":14,"end":19}])
+    );
+}
+
+fn snippets_cut_at_both_ends_by_code_points<P: SearchProvider>(mut engine: SearchEngine<P>) {
+    let long_tail = format!("needle {}", "word ".repeat(80));
+    let long_head = format!("{}needle", "word ".repeat(80));
+    let astral = format!("{}needle", "😀 ".repeat(20));
+    let corpus = corpus_of(&[("s", T, &[(T + 1, &long_tail), (T + 2, &long_head), (T + 3, &astral)])]);
+    let engine_config = engine.config().snippet_chars;
+    let page = events(&mut engine, &corpus, json!({"sessionId":"s","query":"needle"})).expect("ok");
+    let snippet = |seq: u64| {
+        page["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .find(|h| h["seq"] == seq)
+            .expect("hit")["snippet"]
+            .as_str()
+            .expect("text")
+            .to_owned()
+    };
+    let (tail, head, emoji) = (snippet(0), snippet(1), snippet(2));
+    assert!(tail.starts_with("needle") && tail.ends_with('…'), "{tail}");
+    assert!(head.starts_with('…') && head.ends_with("needle"), "{head}");
+    for text in [&tail, &head, &emoji] {
+        assert!(text.chars().count() <= engine_config, "{text}");
+    }
+    // The bound is in code points: emoji count once though they take two UTF-16 units.
+    assert_eq!(emoji.chars().count(), engine_config);
+    assert!(emoji.encode_utf16().count() > engine_config, "{emoji}");
+    assert!(emoji.starts_with('…') && emoji.ends_with("needle"), "{emoji}");
+}
+
+fn javascript_whitespace_and_fts_syntax_are_data<P: SearchProvider>(mut engine: SearchEngine<P>) {
+    let corpus = corpus_of(&[(
+        "s",
+        T,
+        &[
+            (T + 1, "say \"needle\" exactly"),
+            (T + 2, "needle OR absent"),
+            (T + 3, "alpha\u{FEFF}beta"),
+            (T + 4, "gamma\u{85}delta"),
+            (T + 5, "foo_bar v1.2.3"),
+        ],
+    )]);
+    let found = |engine: &mut SearchEngine<P>, query: &str| {
+        hit_keys(&events(engine, &corpus, json!({"sessionId":"s","query":query})).expect("ok"))
+    };
+    assert_eq!(found(&mut engine, "say \"needle\""), ["s#0"]);
+    assert_eq!(found(&mut engine, "needle OR absent"), ["s#1"]);
+    assert_eq!(found(&mut engine, "needle*").len(), 2, "`*` is a separator");
+    assert_eq!(found(&mut engine, "NEAR(needle absent)"), Vec::<String>::new());
+    assert_eq!(found(&mut engine, "alpha beta"), ["s#2"], "U+FEFF separates");
+    assert_eq!(
+        found(&mut engine, "gamma delta"),
+        ["s#3"],
+        "U+0085 separates tokens too"
+    );
+    assert_eq!(found(&mut engine, "foo bar v1 2 3"), ["s#4"]);
+    assert_eq!(
+        found(&mut engine, " \u{3000}alpha\u{FEFF} beta "),
+        ["s#2"],
+        "JS whitespace is trimmed and collapsed"
+    );
+}
+
+fn filters_and_clauses_or_values_empty_lists_and_ranges<P: SearchProvider>(mut engine: SearchEngine<P>) {
+    let corpus = worked_example();
+    let ids = |page: Result<Value, ErrorCode>| self::ids(&page.expect("ok"));
+    let empty: Vec<String> = Vec::new();
+    assert_eq!(
+        ids(sessions(
+            &mut engine,
+            &corpus,
+            json!({"query":"parser","sessionFilters":[{"kind":"id","values":[]}]})
+        )),
+        empty
+    );
+    assert_eq!(
+        ids(sessions(
+            &mut engine,
+            &corpus,
+            json!({"query":"parser","sessionFilters":[{"kind":"id","values":["a1","b2"]}]})
+        )),
+        ["b2", "a1"]
+    );
+    assert_eq!(
+        ids(sessions(
+            &mut engine,
+            &corpus,
+            json!({"query":"parser","sessionFilters":[{"kind":"id","values":["a1","b2"]},{"kind":"cwd","values":["/home/dev/lib"]}]})
+        )),
+        ["b2"]
+    );
+    assert_eq!(
+        ids(sessions(
+            &mut engine,
+            &corpus,
+            json!({"query":"parser","sessionFilters":[{"kind":"cwd","values":[null]}]})
+        )),
+        empty
+    );
+    assert_eq!(
+        ids(sessions(
+            &mut engine,
+            &corpus,
+            json!({"query":"parser","sessionFilters":[{"kind":"created-at","from":T + 1}]})
+        )),
+        ["b2"]
+    );
+    assert_eq!(
+        ids(sessions(
+            &mut engine,
+            &corpus,
+            json!({"query":"parser","eventFilters":[{"kind":"time","to":T + 10}]})
+        )),
+        ["a1"]
+    );
+    assert_eq!(
+        ids(sessions(
+            &mut engine,
+            &corpus,
+            json!({"query":"parser","eventFilters":[{"kind":"type","values":["turn/end","assistant/message"]}]})
+        )),
+        ["b2", "a1"]
+    );
+    let within = events(
+        &mut engine,
+        &corpus,
+        json!({"sessionId":"b2","query":"parser","filters":[{"kind":"seq","from":2,"to":2}]}),
+    )
+    .expect("ok");
+    assert_eq!(hit_keys(&within), ["b2#2"]);
+}
+
+fn errors_come_in_dsh_precedence<P: SearchProvider>(mut engine: SearchEngine<P>) {
+    let corpus = worked_example();
+    let code = |r: Result<Value, ErrorCode>| r.err();
+    let all_wrong = json!({"query":"","limit":0,"cursor":1,"sessionFilters":[{"kind":"nope"}]});
+    assert_eq!(
+        code(sessions(&mut engine, &corpus, all_wrong)),
+        Some(ErrorCode::QueryInvalidFilter)
+    );
+    assert_eq!(
+        code(sessions(&mut engine, &corpus, json!({"query":"","limit":0,"cursor":1}))),
+        Some(ErrorCode::QueryInvalidCursor)
+    );
+    assert_eq!(
+        code(sessions(&mut engine, &corpus, json!({"query":"","limit":0}))),
+        Some(ErrorCode::QueryInvalidQuery)
+    );
+    assert_eq!(
+        code(sessions(&mut engine, &corpus, json!({"query":"x","limit":0}))),
+        Some(ErrorCode::QueryInvalidLimit)
+    );
+    // Target resolution comes before the cursor; the cursor before the budgets.
+    let fifteen: Vec<Value> = (0..15).map(|_| json!({"kind":"type","values":["x"]})).collect();
+    let over = json!({"sessionId":"zz","query":"parser","cursor":"junk","filters":fifteen});
+    assert_eq!(
+        code(events(&mut engine, &corpus, over)),
+        Some(ErrorCode::QuerySessionNotFound)
+    );
+    let over = json!({"sessionId":"b2","query":"parser","cursor":"junk","filters":fifteen});
+    assert_eq!(
+        code(events(&mut engine, &corpus, over)),
+        Some(ErrorCode::QueryInvalidCursor)
+    );
+    let over = json!({"sessionId":"b2","query":"parser","filters":fifteen});
+    assert_eq!(
+        code(events(&mut engine, &corpus, over)),
+        Some(ErrorCode::QueryInvalidFilter)
+    );
+    let thirteen: Vec<Value> = (0..13).map(|_| json!({"kind":"type","values":["x"]})).collect();
+    assert!(
+        events(
+            &mut engine,
+            &corpus,
+            json!({"sessionId":"b2","query":"parser","filters":thirteen})
+        )
+        .is_ok()
+    );
+}
+
 fn phrase_rules<P: SearchProvider>(mut engine: SearchEngine<P>) {
     let corpus = worked_example();
     let none = sessions(&mut engine, &corpus, json!({"query":"!!! *"})).expect("a query without tokens is valid");
@@ -382,6 +671,36 @@ macro_rules! conformance {
             #[cfg_attr(not(target_arch = "wasm32"), test)]
             fn phrase_rules() {
                 super::phrase_rules($engine);
+            }
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
+            fn ranking_ties_follow_count_length_time_id_seq() {
+                super::ranking_ties_follow_count_length_time_id_seq($engine);
+            }
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
+            fn merged_spans_count_overlaps_once() {
+                super::merged_spans_count_overlaps_once($engine);
+            }
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
+            fn snippets_cut_at_both_ends_by_code_points() {
+                super::snippets_cut_at_both_ends_by_code_points($engine);
+            }
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
+            fn javascript_whitespace_and_fts_syntax_are_data() {
+                super::javascript_whitespace_and_fts_syntax_are_data($engine);
+            }
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
+            fn filters_and_clauses_or_values_empty_lists_and_ranges() {
+                super::filters_and_clauses_or_values_empty_lists_and_ranges($engine);
+            }
+            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+            #[cfg_attr(not(target_arch = "wasm32"), test)]
+            fn errors_come_in_dsh_precedence() {
+                super::errors_come_in_dsh_precedence($engine);
             }
             #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
             #[cfg_attr(not(target_arch = "wasm32"), test)]

@@ -76,11 +76,33 @@ fn zstd_root_loads_with_dsh_labels() {
 
 #[wasm_bindgen_test]
 fn errors_reach_javascript_with_their_code() {
-    let search = SessionSearch::new();
+    let mut search = SessionSearch::new();
     let error = search.list_events("missing").expect_err("no such session");
     let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
     assert_eq!(code.as_string().as_deref(), Some("SESSION_QUERY_SESSION_NOT_FOUND"));
     assert!(error.dyn_ref::<js_sys::Error>().is_some());
+}
+
+#[wasm_bindgen_test]
+fn search_and_references_answer_through_the_javascript_face() {
+    let mut search = SessionSearch::new();
+    let bytes = include_bytes!("fixtures/spec/replacement_of_replacement.jsonl").to_vec();
+    search.load_file("s.jsonl".into(), bytes, false).expect("loads");
+    let page: serde_json::Value =
+        serde_json::from_str(&search.search_sessions(r#"{"query":"summary"}"#).expect("searches")).expect("json");
+    assert_eq!(page["items"][0]["bestMatch"]["seq"], 11);
+    let error = search
+        .search_events(r#"{"sessionId":"s-7-3","query":"  "}"#)
+        .expect_err("blank query");
+    let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
+    assert_eq!(code.as_string().as_deref(), Some("SESSION_QUERY_INVALID_QUERY"));
+    let uri: String = serde_json::from_str(
+        &search
+            .call("encodeSessionReferenceUri", r#"["s-7-3"]"#)
+            .expect("encodes"),
+    )
+    .expect("json");
+    assert!(uri.starts_with("dsh-session:"), "{uri}");
 }
 
 #[wasm_bindgen_test]
