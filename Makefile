@@ -44,7 +44,7 @@ oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 	tests/oracle/run.sh $(ORACLE_DIR) $(ORACLE_SESSIONS) 1
 
 test-differential: oracle ## Compare our reads with DSH's on the generated corpora.
-	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) cargo test --test differential -- --nocapture
+	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) cargo test --test differential --test reference_differential -- --nocapture
 
 clean: ## Remove build outputs and generated corpora.
 	cargo clean

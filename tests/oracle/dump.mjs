@@ -2,8 +2,10 @@
 // Mount one persistence root (read-only use) through the real DSH JSONL
 // backend + session-query engine and dump what DSH reports for it.
 //
-//   node dump.mjs --root DIR/zstd --out FILE.json [--compression zstd|none]
+//   node dump.mjs --root DIR/zstd --out FILE.json [--compression zstd|none] [--live] [--search]
 //
+// A root named "live" (or --live) runs the live scenario; a root named
+// "search" (or --search) records full-text search calls (lib/search.mjs).
 // Shape: see README.md. Errors are recorded as {error:{code,name,message,cause?}}.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,12 +18,15 @@ import { openReader, close, dshVersions, cacheListing } from './lib/dsh.mjs';
 import { scanFrames } from './lib/zstd.mjs';
 import { recorder, rootPlan, sessionPlan, edgePlan, TEXT_PROBES, TEXT_PROBES_SHORT } from './lib/calls.mjs';
 import { liveScenario } from './lib/live.mjs';
+import { recordSearchRoot, liveSearchScenario, openSearchService } from './lib/search.mjs';
 
-const { values: argv } = parseArgs({ options: { root: { type: 'string' }, out: { type: 'string' }, compression: { type: 'string' }, live: { type: 'boolean' } } });
-if (!argv.root || !argv.out) { console.error('usage: node dump.mjs --root DIR --out FILE.json [--compression zstd|none] [--live]'); process.exit(2); }
+const { values: argv } = parseArgs({ options: { root: { type: 'string' }, out: { type: 'string' }, compression: { type: 'string' }, live: { type: 'boolean' }, search: { type: 'boolean' } } });
+if (!argv.root || !argv.out) { console.error('usage: node dump.mjs --root DIR --out FILE.json [--compression zstd|none] [--live] [--search]'); process.exit(2); }
 const ROOT = path.resolve(argv.root);
 // The live scenario runs on a root named "live" (generate.mjs copies "ids" there) or with --live.
 const LIVE = argv.live || path.basename(ROOT) === 'live';
+// Full-text search calls run on a root named "search" (clean sessions only) or with --search.
+const SEARCH = !LIVE && (argv.search || path.basename(ROOT) === 'search');
 // Per-session calls: the full suite on about this many sessions per root, a light one on the rest.
 const FULL_SAMPLE = 30;
 const CONCURRENCY = 8;
@@ -160,6 +165,7 @@ async function pool(n, count, fn) {
 const ctx = cacheListing(await openReader(ROOT, compression));
 const q = ctx.sessionQuery;
 result.listSessions = await attempt(() => q.listSessions());
+let searchNote = ''; // pages of the recorded pagination chains (search root)
 const byHeaderId = new Map();
 for (const f of transcripts) { const id = headerId(path.join(ROOT, f)); if (id !== undefined && !byHeaderId.has(id)) byHeaderId.set(id, f); }
 if (Array.isArray(result.listSessions)) {
@@ -194,6 +200,21 @@ if (Array.isArray(result.listSessions)) {
   }
   if (LIVE) {
     result.calls.push(...await liveScenario(ROOT, compression, call));
+  } else if (SEARCH) {
+    // The whole-root calls, then the search calls (the per-session suites run on the other roots).
+    const corruptIds = result.sessions.filter((s) => s.listEvents?.error).map((s) => s.id);
+    if (corruptIds.length > 0) throw new Error(`search root holds unreadable sessions: ${corruptIds.join(', ')}`);
+    result.calls.push(...await runPlan(q, rootPlan(result.listSessions, { corruptIds, unlistedIds: [] })));
+    // One search service (with a live store, as in the live scenario) answers the
+    // persisted-only searches, then searches after live sessions are added.
+    const service = await openSearchService(ROOT, compression);
+    try {
+      const chains = await recordSearchRoot(service.ctx.sessionQuery, call, result.calls, result.listSessions);
+      chains.push(...await liveSearchScenario(service, call, result.calls, result.listSessions));
+      searchNote = ` chains=${chains.map((c) => c.pages).join(',')}`;
+    } finally {
+      await service.dispose();
+    }
   } else {
     // Root-level calls (whole corpus), then one block per session in listing order.
     const corruptIds = result.sessions.filter((s) => s.listEvents?.error).map((s) => s.id);
@@ -254,4 +275,7 @@ fs.mkdirSync(path.dirname(path.resolve(argv.out)), { recursive: true });
 fs.writeFileSync(argv.out, JSON.stringify(result) + '\n');
 const errs = result.sessions.filter((s) => s.listEvents?.error).length;
 const callErrs = result.calls.filter((c) => c.error).length;
-console.log(`${result.root}: mode=${result.mode} listed=${Array.isArray(result.listSessions) ? result.listSessions.length : 'ERROR ' + result.listSessions.error.code} sessions=${result.sessions.length} listEventsErrors=${errs} unlisted=${result.unlisted.length} calls=${result.calls.length} (${callErrs} errors)`);
+const nS = result.calls.filter((c) => c.method === 'searchSessions').length;
+const nE = result.calls.filter((c) => c.method === 'searchEvents').length;
+const searchCounts = nS + nE > 0 ? ` search=${nS}+${nE} cursorFrom=${result.calls.filter((c) => c.cursorFrom !== undefined).length}` : '';
+console.log(`${result.root}: mode=${result.mode} listed=${Array.isArray(result.listSessions) ? result.listSessions.length : 'ERROR ' + result.listSessions.error.code} sessions=${result.sessions.length} listEventsErrors=${errs} unlisted=${result.unlisted.length} calls=${result.calls.length} (${callErrs} errors)${searchCounts}${searchNote}`);

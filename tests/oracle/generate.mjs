@@ -5,7 +5,7 @@
 //   node generate.mjs --out DIR [--sessions N] [--seed S]
 //
 // Output roots (see README.md): DIR/zstd, DIR/raw, DIR/ids, DIR/handmade,
-// DIR/layout-*, plus DIR/manifest.json describing every session.
+// DIR/layout-*, DIR/search, plus DIR/manifest.json describing every session.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,6 +15,7 @@ import { Script } from './lib/script.mjs';
 import { openWriter, close } from './lib/dsh.mjs';
 import { RAW_DAMAGE, ZSTD_DAMAGE, applyDamage } from './lib/damage.mjs';
 import { writeHandmade } from './lib/handmade.mjs';
+import { writeSearchProbes } from './lib/search.mjs';
 
 const { values: argv } = parseArgs({ options: { out: { type: 'string' }, sessions: { type: 'string', default: '240' }, seed: { type: 'string', default: '1' } } });
 if (!argv.out) { console.error('usage: node generate.mjs --out DIR [--sessions N] [--seed S]'); process.exit(2); }
@@ -23,7 +24,7 @@ const N = Number(argv.sessions);
 const SEED = argv.seed;
 if (!Number.isSafeInteger(N) || N < 1) throw new Error('--sessions must be a positive integer');
 for (const sub of fs.existsSync(OUT) ? fs.readdirSync(OUT) : []) {
-  if (['zstd', 'raw', 'ids', 'live', 'handmade', 'manifest.json'].includes(sub) || sub.startsWith('layout-')) fs.rmSync(path.join(OUT, sub), { recursive: true, force: true });
+  if (['zstd', 'raw', 'ids', 'live', 'handmade', 'search', 'manifest.json'].includes(sub) || sub.startsWith('layout-')) fs.rmSync(path.join(OUT, sub), { recursive: true, force: true });
 }
 fs.mkdirSync(OUT, { recursive: true });
 
@@ -239,6 +240,51 @@ manifest.live = { copyOf: 'ids', note: 'persisted part of the live scenario; liv
 
 manifest.handmade = await writeHandmade(OUT);
 manifest.damageKinds = { raw: RAW_DAMAGE, zstd: ZSTD_DAMAGE };
+
+// The full-text search root "search" (zstd). DSH fails every search when any
+// persisted session of the root is unreadable, so it holds only clean sessions:
+// fresh generated ones (no damaged twins, no unknown required events) plus the
+// search probe sessions of lib/search.mjs. Generated last, so the other roots
+// do not depend on it.
+{
+  const ctx = await openWriter(path.join(OUT, 'search'), 'zstd');
+  const sr = rng.fork('search');
+  budget = Math.max(10, Math.ceil((N * 9) / 16)); // 135 (+ 16 probe sessions) for the default 240
+  for (let k = 0; budget > 0; k++) {
+    const fr = sr.fork(`family:${k}`);
+    clock.tick(fr.int(60_000, 12 * 3_600_000));
+    const id = topId(fr);
+    const cwd = fr.weighted(CWDS);
+    const plan = {
+      flavour: fr.weighted([[12, 'en'], [3, 'cjk'], [2, 'emoji'], [1, 'combining'], [1, 'adversarial']]),
+      nTurns: fr.int(1, 4),
+      taskTurns: [],
+      resumedIgnorable: fr.chance(0.06),
+      unknownRequired: false,
+      open: fr.chance(0.1) ? fr.pick(['tool-pending', 'mid-stream', 'no-step', 'between-steps']) : null,
+      extraCompactions: fr.chance(0.06),
+    };
+    if (budget >= 3 && fr.chance(0.15)) plan.taskTurns.push(fr.int(Math.min(plan.nTurns, 1 + (plan.resumedIgnorable ? plan.nTurns - 1 : 0)), plan.nTurns));
+    budget--;
+    const { session, features, r } = await runTop(ctx, 'search', id, cwd, `${SEED}:search:${fr.u32()}`, plan);
+    record('search', session, 'top', features, { flavour: plan.flavour });
+    if (!plan.open && budget > 0 && fr.chance(0.1)) {
+      const ends = session.events.filter((e) => e.type === 'turn/end').map((e) => e.seq);
+      if (ends.length > 0) {
+        budget--;
+        const fr2 = r.fork('fork');
+        clock.tick(fr2.int(1000, 600_000));
+        const f = ctx.sessions.fork(session, fr2.pick(ends), SessionId(fr2.uuid()));
+        const ffeat = new Set(['fork']);
+        await new Script(f, fr2, clock, { flush: () => ctx.sessions.flush(f), features: ffeat, flavour: plan.flavour }).fullTurn('completed');
+        await ctx.sessions.flush(f);
+        record('search', f, 'fork', ffeat, { seedLength: f.header.seedLength });
+      }
+    }
+  }
+  manifest.sessions.push(...await writeSearchProbes(ctx, clock));
+  await close(ctx);
+}
 fs.writeFileSync(path.join(OUT, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
 const counts = {};
 for (const s of manifest.sessions) counts[s.root] = (counts[s.root] ?? 0) + 1;

@@ -28,20 +28,26 @@ LOG="$OUT/run.log"
 : > "$LOG"
 "${PIN[@]}" "$NODE" "$HERE/generate.mjs" --out "$OUT/logs" --sessions "$SESSIONS" --seed "$SEED" >> "$LOG"
 rm -rf "$OUT/dumps" && mkdir -p "$OUT/dumps"
-# Two dumps at a time (the two big roots first).
+# Two dumps at a time (the big roots first: zstd, search, raw).
 ls -1 "$OUT/logs" | grep -v '^manifest.json$' | sort -r -k1,1 \
   | xargs -P 2 -I{} "${PIN[@]}" "$NODE" "$HERE/dump.mjs" --root "$OUT/logs/{}" --out "$OUT/dumps/{}.json" >> "$LOG"
+# What DSH's reference service answers over the roots references are drawn from.
+rm -rf "$OUT/references" && mkdir -p "$OUT/references"
+printf '%s\n' zstd search raw handmade ids \
+  | xargs -P 2 -I{} "${PIN[@]}" "$NODE" "$HERE/reference.mjs" --root "$OUT/logs/{}" --out "$OUT/references/{}.json" >> "$LOG"
 
 "$NODE" -e '
 const fs = require("fs"), path = require("path");
 const dir = process.argv[1], secs = (Number(process.argv[3]) - Number(process.argv[2])) / 1e9;
-const parts = []; let errs = 0, calls = 0;
+const parts = []; let errs = 0, calls = 0, searches = 0, follows = 0;
 for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
   const d = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"));
   const e = d.sessions.filter((s) => s.listEvents === undefined || s.listEvents?.error).length;
   errs += e;
   calls += (d.calls ?? []).length;
+  searches += (d.calls ?? []).filter((c) => c.method === "searchSessions" || c.method === "searchEvents").length;
+  follows += (d.calls ?? []).filter((c) => c.cursorFrom !== undefined).length;
   parts.push(`${d.root}=${d.sessions.length}${Array.isArray(d.listSessions) ? "" : "(listing ERR)"}${e ? `/${e}err` : ""}`);
 }
-console.log(`oracle: ${parts.join(" ")} | sessions with read errors: ${errs} | recorded calls: ${calls} | ${secs.toFixed(1)}s`);
+console.log(`oracle: ${parts.join(" ")} | sessions with read errors: ${errs} | recorded calls: ${calls} (search: ${searches}, cursorFrom: ${follows}) | ${secs.toFixed(1)}s`);
 ' "$OUT/dumps" "$START" "$(date +%s%N)"

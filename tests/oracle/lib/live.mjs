@@ -10,13 +10,22 @@
 // inspect() to the real JSONL backend (mounted in a second context over the
 // same root). So nothing reaches disk, the root stays byte-identical, and
 // `persisted` flags only ever come from the files.
+//
+// Full-text search runs here too (SQLite index in memory): the read-only
+// persistence also forwards listSnapshots(), which search uses to observe the
+// root. Search calls are recorded like reads; page-following calls carry
+// `cursorFrom` (see lib/search.mjs). A cross-session cursor taken before the
+// appends goes stale (in this root it would anyway: the lone-surrogate id makes
+// DSH re-index on every search, NOTES.md); within-session cursors on untouched
+// sessions survive.
 import { Context, Service } from '@deepseek-ai/cordis';
 import SessionStore, { Session, SessionId } from '@deepseek-ai/dsh-session';
 import { SqliteSessionQueryEngine } from '@deepseek-ai/dsh-session-query-sqlite';
-import { openReader, close, cacheListing } from './dsh.mjs';
+import { openReader, close, cacheListing, withSeededUuids } from './dsh.mjs';
 import { Rng, FakeClock } from './prng.mjs';
 import { Script } from './script.mjs';
 import { jsonCopy, MISSING } from './calls.mjs';
+import { searchRecorder, commonWords } from './search.mjs';
 
 export async function liveScenario(root, compression, call) {
   const calls = [];
@@ -26,12 +35,15 @@ export async function liveScenario(root, compression, call) {
     constructor(ctx) { super(ctx, 'sessionPersistence'); }
     list(signal) { return backend.list(signal); }
     inspect(id, signal) { return backend.inspect(id, signal); }
+    listSnapshots(signal) { return backend.listSnapshots(signal); }
   }
   const ctx = new Context();
   await ctx.plugin(SessionStore);
   await ctx.plugin(ReadOnlyPersistence);
-  await ctx.plugin(SqliteSessionQueryEngine, { path: ':memory:', openAt: 'never' });
+  // Search on (in-memory index); the seeded instance id keeps cursors deterministic.
+  await withSeededUuids('dsh-oracle-live', () => ctx.plugin(SqliteSessionQueryEngine, { path: ':memory:', openAt: 'startup' }));
   const q = ctx.sessionQuery;
+  const { push, chain, follow } = searchRecorder(q, call, calls);
   const realNow = Date.now;
   const rng = new Rng('dsh-oracle-live');
 
@@ -139,6 +151,60 @@ export async function liveScenario(root, compression, call) {
     await read('filterEvents', 'live-top', [{ kind: 'text', text: 'the' }, { kind: 'type', values: ['assistant/message'] }]);
     await read('filterEvents', 'live-kid', [{ kind: 'seq', from: 2 }]);
 
+    // Full-text search over live + persisted sessions. Query words are picked
+    // from the documents (unrecorded exact reads): one shared by many sessions,
+    // and per target session one found in at least two of its documents.
+    const docs = async (id) => q.filterEvents(SessionId(id), []);
+    // DSH's SQLite index stores a lone surrogate of a session id as U+FFFD (see
+    // NOTES.md), so search hits on such a session carry a different id: the shared
+    // word is chosen so that those sessions do not match it.
+    const lone = (id) => /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(id);
+    const perSession = [];
+    const avoid = new Set();
+    for (const rec of await q.listSessions()) {
+      const ws = commonWords(await docs(rec.header.id), 1);
+      if (lone(rec.header.id)) for (const w of ws) avoid.add(w);
+      else perSession.push(ws);
+    }
+    const wAll = commonWords(perSession.map((ws) => ({ text: ws.filter((w) => !avoid.has(w)).join(' ') })), 2)[0];
+    const loneId = listing.map((r) => r.header.id).find(lone);
+    const wOf = async (id) => commonWords(await docs(id), 2)[0];
+    const [wFork, wTop, wP1, wP3] = [await wOf('live-fork'), await wOf('live-top'), await wOf(P1), await wOf(P3)];
+    // An untouched persisted target (P2 if it has a word in two documents).
+    let Q2;
+    let wP2;
+    for (const id of [P2, ...listing.map((r) => r.header.id)]) {
+      if ([P1, P3, P4].includes(id)) continue;
+      wP2 = await wOf(id);
+      if (wP2 !== undefined) { Q2 = id; break; }
+    }
+    const reqAll = { query: wAll, limit: 1 };
+    const reqFork = { sessionId: 'live-fork', query: wFork, limit: 1 };
+    const reqP2 = { sessionId: Q2, query: wP2, limit: 1 };
+    const reqTop = { sessionId: 'live-top', query: wTop, limit: 1 };
+    const reqP1 = { sessionId: P1, query: wP1, limit: 1 };
+    const iAll = await push('searchSessions', reqAll);
+    const iFork = await push('searchEvents', reqFork);
+    const iP2 = await push('searchEvents', reqP2);
+    const iTop = await push('searchEvents', reqTop);
+    const iP1 = wP1 === undefined ? undefined : await push('searchEvents', reqP1);
+    await push('searchSessions', { query: wAll });
+    await push('searchSessions', { query: wAll, sessionFilters: [{ kind: 'availability', values: ['live'] }] });
+    await push('searchSessions', { query: wAll, sessionFilters: [{ kind: 'availability', values: ['persisted'] }] });
+    await push('searchSessions', { query: wAll, sessionFilters: [{ kind: 'availability', values: ['live'] }, { kind: 'availability', values: ['persisted'] }] });
+    await push('searchSessions', { query: wAll, sessionFilters: [{ kind: 'parent', values: [P2, 'live-top'] }] });
+    await push('searchSessions', { query: wAll, sessionFilters: [{ kind: 'cwd', values: ['/home/dev/app'] }], eventFilters: [{ kind: 'surface', values: ['shadowed', 'log-only'] }] });
+    await push('searchEvents', { sessionId: P3, query: wP3 ?? wAll });
+    await push('searchEvents', { sessionId: 'live-kid', query: wAll });
+    await push('searchEvents', { sessionId: 'live-top', query: wTop, filters: [{ kind: 'surface', values: ['shadowed'] }] });
+    await push('searchEvents', { sessionId: MISSING, query: wAll });
+    if (loneId !== undefined) {
+      // The lone-surrogate id comes back as U+FFFD in header.id and sessionId.
+      const w = commonWords(await docs(loneId), 1)[0];
+      await push('searchEvents', { sessionId: loneId, query: w, limit: 1 });
+      await push('searchSessions', { query: w, sessionFilters: [{ kind: 'id', values: [loneId] }] });
+    }
+
     // Events appended between reads: a completed turn on live-top and on the P1 shadow.
     await appendLive(L_top, async () => { clock.tick(30_000); await new Script(L_top, rng.fork('top-2'), clock, { flavour: 'cjk', tame: true }).fullTurn('completed'); });
     await appendLive(L_P1, async () => { clock.tick(30_000); const s = new Script(L_P1, rng.fork('p1-2'), clock, { tame: true }); await s.fullTurn('completed'); s.title('user'); });
@@ -153,6 +219,17 @@ export async function liveScenario(root, compression, call) {
     await read('readTitle', P1);
     await read('readTitleSnapshots', [P1, 'live-top']);
     await read('listSessions');
+    // Cursors taken before the appends: the cross-session one is stale, and so are
+    // within-session ones on appended sessions; untouched sessions' cursors survive.
+    await follow('searchSessions', iAll, reqAll);
+    await follow('searchEvents', iFork, reqFork);
+    await follow('searchEvents', iP2, reqP2);
+    await follow('searchEvents', iTop, reqTop);
+    if (iP1 !== undefined) await follow('searchEvents', iP1, reqP1);
+    // (No cross-session chain here: with a lone-surrogate id in the root, every DSH
+    // search re-indexes that session and so makes all cross-session cursors stale.)
+    await chain('searchEvents', { ...reqTop, limit: 2 });
+    await push('searchSessions', { query: wAll, sessionFilters: [{ kind: 'id', values: [P1, 'live-top'] }] });
     // An open turn on a live session (no synthetic closers for live logs?).
     await appendLive(L_top, async () => { clock.tick(30_000); await new Script(L_top, rng.fork('top-open'), clock, { tame: true }).openTurn('tool-pending'); });
     const nTop3 = L_top.events.length;
@@ -162,6 +239,9 @@ export async function liveScenario(root, compression, call) {
     await read('readEvent', { sessionId: 'live-top', seq: nTop3 - 1, before: 4, after: 1 });
     await read('traceEvent', { sessionId: 'live-top', seq: nTop3 - 1 });
     await read('listDocuments', 'live-top');
+    await push('searchEvents', { sessionId: 'live-top', query: wTop });
+    await push('searchSessions', { query: wTop, sessionFilters: [{ kind: 'availability', values: ['live'] }] });
+    await chain('searchEvents', { ...reqFork, limit: 1 });
 
     // (c) a live session whose header conflicts with the persisted one (createdAt + 1).
     const s4 = await backend.inspect(P4);
@@ -181,6 +261,9 @@ export async function liveScenario(root, compression, call) {
     await read('filterEvents', P4, []);
     await read('listDocuments', P2);
     await read('readEvent', { sessionId: P2, seq: 0 });
+    // Search observes the whole corpus: the header conflict fails every search.
+    await push('searchSessions', { query: wAll });
+    await push('searchEvents', reqFork);
   } finally {
     Date.now = realNow;
     await ctx.fiber.dispose();
