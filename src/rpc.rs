@@ -100,6 +100,33 @@ impl RpcServer {
         &mut self.corpus
     }
 
+    /// The search index as bytes (tantivy backend), to reopen later with [`Self::import_index`]
+    /// over the same corpus without re-indexing.
+    pub fn export_index(&mut self) -> Result<Vec<u8>, Error> {
+        if self.search.is_none() {
+            self.search = Some(self.search_options.engine()?);
+        }
+        match self.search.as_mut() {
+            Some(engine) => engine.export_snapshot(&self.corpus),
+            None => Err(Error::new(crate::error::ErrorCode::QueryIndexFailed, "no search index")),
+        }
+    }
+
+    /// Reopens an exported index; refused (and nothing changes) unless it was built by this
+    /// version, with the current tokenizer, over exactly the loaded corpus.
+    pub fn import_index(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let engine = SearchEngine::<AnyProvider>::import_snapshot(bytes, &self.corpus, self.search_options.config)?;
+        if engine.tokenizer() != self.search_options.tokenizer {
+            return Err(Error::new(
+                crate::error::ErrorCode::QueryIndexFailed,
+                "the snapshot was built with another tokenizer",
+            ));
+        }
+        self.search_options.backend = crate::search::backend::Backend::Tantivy;
+        self.search = Some(engine);
+        Ok(())
+    }
+
     /// Calls one method with its by-position `params`; the result as JSON text.
     pub fn call_method(&mut self, method: &str, params: &[Json]) -> Result<String, Failure> {
         self.call(method, params).map(|raw| raw.get().to_owned())

@@ -98,6 +98,19 @@ impl SessionSearch {
         })
     }
 
+    /// The built search index as bytes (e.g. to keep in IndexedDB or OPFS).
+    #[wasm_bindgen(js_name = exportIndex)]
+    pub fn export_index(&mut self) -> Result<Vec<u8>, JsValue> {
+        Ok(self.server.export_index()?)
+    }
+
+    /// Reopens an index exported over the same archives; throws `SESSION_QUERY_INDEX_FAILED`
+    /// if it does not match what is loaded.
+    #[wasm_bindgen(js_name = importIndex)]
+    pub fn import_index(&mut self, bytes: Vec<u8>) -> Result<(), JsValue> {
+        Ok(self.server.import_index(&bytes)?)
+    }
+
     /// DSH's `listSessions`, as JSON text.
     #[wasm_bindgen(js_name = listSessions)]
     pub fn list_sessions(&mut self) -> Result<String, JsValue> {

@@ -44,7 +44,8 @@ fn built() -> (Corpus, SearchEngine<TantivyProvider>, Vec<u8>) {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn a_snapshot_reopens_with_identical_results_and_no_reindexing() {
     let (corpus, mut engine, bytes) = built();
-    let mut reopened = SearchEngine::import_snapshot(&bytes, &corpus, SearchConfig::default()).expect("reopens");
+    let mut reopened =
+        SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &corpus, SearchConfig::default()).expect("reopens");
     assert_eq!(
         reopened.reconcile(&corpus).expect("reconciles"),
         0,
@@ -70,7 +71,7 @@ fn a_snapshot_of_another_corpus_is_refused() {
     )
     .expect("json");
     other.add_live(&header, Vec::new()).expect("adds");
-    let refused = SearchEngine::import_snapshot(&bytes, &other, SearchConfig::default())
+    let refused = SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &other, SearchConfig::default())
         .err()
         .expect("refused");
     assert_eq!(refused.code, ErrorCode::QueryIndexFailed);
@@ -81,7 +82,7 @@ fn a_snapshot_of_another_corpus_is_refused() {
         bytes: include_bytes!("fixtures/spec/tool_result_pruned.jsonl").to_vec(),
     };
     fewer.load(vec![input], &LoadOptions::default()).expect("loads");
-    assert!(SearchEngine::import_snapshot(&bytes, &fewer, SearchConfig::default()).is_err());
+    assert!(SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &fewer, SearchConfig::default()).is_err());
 }
 
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
@@ -89,7 +90,7 @@ fn a_snapshot_of_another_corpus_is_refused() {
 fn damaged_or_foreign_snapshots_are_refused() {
     let (corpus, _, bytes) = built();
     let import = |bytes: &[u8]| {
-        SearchEngine::import_snapshot(bytes, &corpus, SearchConfig::default())
+        SearchEngine::<TantivyProvider>::import_snapshot(bytes, &corpus, SearchConfig::default())
             .err()
             .map(|e| e.code)
     };
@@ -107,7 +108,7 @@ fn damaged_or_foreign_snapshots_are_refused() {
     let mut foreign = bytes.clone();
     let at = found + version.len() - 2;
     foreign[at] = if foreign[at] == b'9' { b'8' } else { b'9' };
-    let refused = SearchEngine::import_snapshot(&foreign, &corpus, SearchConfig::default())
+    let refused = SearchEngine::<TantivyProvider>::import_snapshot(&foreign, &corpus, SearchConfig::default())
         .err()
         .expect("refused");
     assert!(refused.message.contains("version"), "{}", refused.message);

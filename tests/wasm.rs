@@ -151,3 +151,23 @@ fn tantivy_search_runs_in_wasm() {
     assert_eq!(events.items[0].seq, 11);
     assert!(events.next_cursor.is_some());
 }
+
+#[wasm_bindgen_test]
+fn an_exported_index_reopens_in_a_new_instance() {
+    let bytes = include_bytes!("fixtures/spec/replacement_of_replacement.jsonl").to_vec();
+    let mut first = SessionSearch::new();
+    first.load_file("s.jsonl".into(), bytes.clone(), false).expect("loads");
+    let expected = first.search_sessions(r#"{"query":"summary"}"#).expect("searches");
+    let snapshot = first.export_index().expect("exports");
+    let mut second = SessionSearch::new();
+    second.load_file("s.jsonl".into(), bytes, false).expect("loads");
+    second.import_index(snapshot.clone()).expect("reopens");
+    assert_eq!(
+        second.search_sessions(r#"{"query":"summary"}"#).expect("searches"),
+        expected
+    );
+    let mut other = SessionSearch::new();
+    let error = other.import_index(snapshot).expect_err("another corpus");
+    let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
+    assert_eq!(code.as_string().as_deref(), Some("SESSION_QUERY_INDEX_FAILED"));
+}

@@ -341,6 +341,11 @@ impl<P: SearchProvider> SearchEngine<P> {
         &self.config
     }
 
+    /// The tokenizer mode documents and queries go through.
+    pub fn tokenizer(&self) -> TokenizerMode {
+        self.mode
+    }
+
     /// Brings the index up to date with `corpus`, re-indexing only sessions whose observed
     /// state changed. Returns how many sessions were (re)indexed or removed.
     pub fn reconcile(&mut self, corpus: &Corpus) -> Result<usize, Error> {

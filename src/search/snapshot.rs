@@ -5,9 +5,10 @@
 //! Layout: `DSHIDX` magic, a format byte, a JSON manifest (crate version, tokenizer, sessions
 //! with their content fingerprints, documents), then the tantivy segment files.
 
+use super::backend::AnyProvider;
 use super::engine::{DocId, DocMeta, IndexedSession, SearchEngine, session_fingerprint};
 use super::request::SearchConfig;
-use super::tantivy::TantivyProvider;
+use super::tantivy::{SegmentFiles, TantivyProvider};
 use super::tokenizer::TokenizerMode;
 use crate::corpus::{Corpus, SessionRecord};
 use crate::documents::session_documents;
@@ -61,7 +62,52 @@ impl Reader<'_> {
     }
 }
 
-impl SearchEngine<TantivyProvider> {
+/// A provider whose index can be written out and read back as segment files.
+pub trait SegmentStore: super::engine::SearchProvider + Sized {
+    /// Every segment index's files.
+    fn export_segments(&mut self) -> Result<Vec<SegmentFiles>, Error>;
+    /// Rebuilds the provider from exported files and each session's live documents.
+    fn import_segments(
+        mode: TokenizerMode,
+        segments: Vec<SegmentFiles>,
+        by_session: HashMap<String, std::collections::HashSet<DocId>>,
+    ) -> Result<Self, Error>;
+}
+
+impl SegmentStore for TantivyProvider {
+    fn export_segments(&mut self) -> Result<Vec<SegmentFiles>, Error> {
+        TantivyProvider::export_segments(self)
+    }
+
+    fn import_segments(
+        mode: TokenizerMode,
+        segments: Vec<SegmentFiles>,
+        by_session: HashMap<String, std::collections::HashSet<DocId>>,
+    ) -> Result<Self, Error> {
+        TantivyProvider::import_segments(mode, segments, by_session)
+    }
+}
+
+impl SegmentStore for AnyProvider {
+    fn export_segments(&mut self) -> Result<Vec<SegmentFiles>, Error> {
+        match self {
+            AnyProvider::Tantivy(provider) => provider.export_segments(),
+            _ => Err(refused("snapshots are made of the tantivy backend's index")),
+        }
+    }
+
+    fn import_segments(
+        mode: TokenizerMode,
+        segments: Vec<SegmentFiles>,
+        by_session: HashMap<String, std::collections::HashSet<DocId>>,
+    ) -> Result<Self, Error> {
+        Ok(AnyProvider::Tantivy(Box::new(TantivyProvider::import_segments(
+            mode, segments, by_session,
+        )?)))
+    }
+}
+
+impl<P: SegmentStore> SearchEngine<P> {
     /// Exports the index (after reconciling with `corpus`) as bytes.
     pub fn export_snapshot(&mut self, corpus: &Corpus) -> Result<Vec<u8>, Error> {
         self.reconcile(corpus)?;
@@ -215,7 +261,7 @@ impl SearchEngine<TantivyProvider> {
             .iter()
             .map(|(id, s)| (id.clone(), s.docs.iter().copied().collect()))
             .collect();
-        let provider = TantivyProvider::import_segments(mode, segments, by_session)?;
+        let provider = P::import_segments(mode, segments, by_session)?;
         let mut engine = SearchEngine::new(provider, config, mode);
         engine.sessions = sessions;
         engine.docs = docs;

@@ -129,7 +129,7 @@ impl TantivyProvider {
 }
 
 /// One segment index's files: `(name, bytes)`.
-pub(super) type SegmentFiles = Vec<(String, Vec<u8>)>;
+pub type SegmentFiles = Vec<(String, Vec<u8>)>;
 
 impl TantivyProvider {
     /// Every segment index's files (`meta.json` and segment files), for snapshots.
