@@ -111,6 +111,27 @@ impl SessionSearch {
         Ok(self.server.import_index(&bytes)?)
     }
 
+    /// DSH's `prepare` with `[agent, content, references, options?]` as JSON text and an
+    /// optional `AbortSignal`: an aborted signal fails the call with
+    /// `SESSION_REFERENCE_CANCELLED`, and nothing is published.
+    pub fn prepare(&mut self, params: &str, signal: JsValue) -> Result<String, JsValue> {
+        let aborted = js_sys::Reflect::get(&signal, &JsValue::from_str("aborted")).is_ok_and(|a| a.is_truthy());
+        if !aborted {
+            return self.call("prepare", params);
+        }
+        let mut list = match Json::parse(params, ParseLimits::default()) {
+            Ok(Json::Array(list)) => list,
+            _ => return Err(js_error("SESSION_RPC_INVALID_PARAMS", "params must be a JSON array")),
+        };
+        while list.len() < 4 {
+            list.push(Json::Object(crate::json::JsonObject::new()));
+        }
+        if let Some(options) = list[3].as_object_mut() {
+            options.insert("cancelled", Json::Bool(true));
+        }
+        self.call("prepare", &Json::Array(list).to_js_string())
+    }
+
     /// DSH's `listSessions`, as JSON text.
     #[wasm_bindgen(js_name = listSessions)]
     pub fn list_sessions(&mut self) -> Result<String, JsValue> {

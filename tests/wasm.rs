@@ -171,3 +171,38 @@ fn an_exported_index_reopens_in_a_new_instance() {
     let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
     assert_eq!(code.as_string().as_deref(), Some("SESSION_QUERY_INDEX_FAILED"));
 }
+
+#[wasm_bindgen_test]
+fn an_aborted_signal_cancels_prepare() {
+    let mut search = SessionSearch::new();
+    search
+        .load_file(
+            "a.jsonl".into(),
+            include_bytes!("fixtures/spec/plain_appends.jsonl").to_vec(),
+            false,
+        )
+        .expect("loads");
+    search
+        .load_file(
+            "b.jsonl".into(),
+            include_bytes!("fixtures/spec/compaction_shadows_prefix.jsonl").to_vec(),
+            false,
+        )
+        .expect("loads");
+    let params = r#"[{"id":"s-7-1"},[{"type":"text","text":"continue"}],[{"sessionId":"s-7-2"}]]"#;
+    let prepared: serde_json::Value = serde_json::from_str(
+        &search
+            .prepare(params, wasm_bindgen::JsValue::UNDEFINED)
+            .expect("prepares"),
+    )
+    .expect("json");
+    assert!(
+        prepared["messages"].as_array().is_some_and(|m| m.len() == 2),
+        "{prepared}"
+    );
+    let signal = js_sys::Object::new();
+    js_sys::Reflect::set(&signal, &"aborted".into(), &true.into()).expect("set");
+    let error = search.prepare(params, signal.into()).expect_err("cancelled");
+    let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
+    assert_eq!(code.as_string().as_deref(), Some("SESSION_REFERENCE_CANCELLED"));
+}
