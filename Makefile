@@ -3,22 +3,33 @@ SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
 
-SAMPLE ?= www/sample/sample-archive.zip
+PORT ?= 8000
 ORACLE_DIR ?= target/oracle
 ORACLE_SESSIONS ?= 240
 WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
+WASM_PKG := www/pkg/dsh_session_search_bg.wasm
+WASM_PKG_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
-.PHONY: help serve test setup fmt-check lint test-native test-wasm oracle test-differential wasm-pkg clean
+.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg clean
 
 help: ## List the targets.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-serve: ## Load the bundled sample archive and show its sessions and load report.
-	cargo run --quiet --release -- --archive $(SAMPLE) sessions
-	cargo run --quiet --release -- --archive $(SAMPLE) report
+serve: wasm-pkg ## Serve the archive viewer (www/) on 127.0.0.1 (PORT=8000); its button loads the bundled sample.
+	node www/serve.mjs --port $(PORT)
 
-test: setup fmt-check lint test-native test-wasm test-differential ## Run every test (installs what it lacks).
+wasm-pkg: $(WASM_PKG) ## Build the viewer's wasm package (release) into www/pkg when missing or outdated.
+
+$(WASM_PKG): $(WASM_PKG_SOURCES)
+	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
+	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
+	cargo build --release --lib --no-default-features --target $(WASM_TARGET)
+	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir www/pkg \
+		"$${CARGO_TARGET_DIR:-target}/$(WASM_TARGET)/release/dsh_session_search.wasm"
+	@touch $@
+
+test: setup fmt-check lint test-native test-wasm test-e2e test-differential ## Run every test (installs what it lacks).
 
 setup: ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
@@ -39,6 +50,10 @@ test-native: ## Unit, golden, bad-input, provider (SQLite included) and CLI test
 test-wasm: ## Build for wasm32 and run the wasm tests under Node.
 	cargo build --lib --no-default-features --target $(WASM_TARGET)
 	WASM_BINDGEN_TEST_ONLY_NODE=1 cargo test --no-default-features --target $(WASM_TARGET) --test wasm --test provider_contract --test snapshot
+
+test-e2e: wasm-pkg ## Drive the viewer in Debian's Chromium (playwright-core; no browser download).
+	@[ -d www/node_modules/playwright-core ] || (cd www && npm ci --no-audit --no-fund)
+	node --test www/tests/
 
 oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 	tests/oracle/run.sh $(ORACLE_DIR) $(ORACLE_SESSIONS) 1
