@@ -6,12 +6,13 @@ SHELL := bash
 PORT ?= 8000
 ORACLE_DIR ?= target/oracle
 ORACLE_SESSIONS ?= 240
+BENCH_EVENTS ?= 100000
 WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
 WASM_PKG := www/pkg/dsh_session_search_bg.wasm
 WASM_PKG_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
-.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg clean
+.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg bench clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -60,6 +61,9 @@ oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 
 test-differential: oracle ## Compare our reads with DSH's on the generated corpora.
 	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) cargo test --test differential --test reference_differential -- --nocapture
+
+bench: ## Benchmark against DSH's own search on BENCH_EVENTS generated events (not part of `test`).
+	tests/bench/run.sh $(BENCH_EVENTS)
 
 clean: ## Remove build outputs and generated corpora.
 	cargo clean

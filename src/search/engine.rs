@@ -6,20 +6,50 @@ use super::rank::{
     MatchStats, RankKey, compare_events, compare_sessions, merge_spans, snippet, snippet_with_highlights,
 };
 use super::request::{EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, sanitize_text};
-use super::tokenizer::{TokenizerMode, tokenize};
+use super::tokenizer::{TokenizerMode, Tokens, tokenize};
 use crate::corpus::{Corpus, SessionRecord};
+use crate::documents::extract_text;
 use crate::documents::session_documents;
 use crate::error::{Error, ErrorCode};
-use crate::filters::{EventFilter, session_matches};
+use crate::filters::{EventFilter, SessionFilter, session_matches};
 use crate::fold::SurfaceLabel;
 use crate::json::{JsString, Json, JsonObject};
 use crate::log::SessionHeader;
 use base64::Engine as _;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 /// A document id assigned by the engine.
 pub type DocId = u32;
+
+/// Hashes [`DocId`]s without SipHash: ids are assigned by the engine, not chosen by input, and
+/// the per-match lookups are the hot loop of a common-word search.
+#[derive(Clone, Copy, Default)]
+pub(super) struct DocIdHasher(u64);
+
+impl Hasher for DocIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        // The low bits (the bucket) are the id itself, so ids assigned in a row sit side by side
+        // and a search's ascending-id lookups walk memory in order; the high bits (the tag the
+        // table compares first) are a multiplicative hash.
+        self.0 = u64::from(n) | u64::from(n.wrapping_mul(0x9E37_79B9)) << 32;
+    }
+}
+
+/// A map keyed by [`DocId`] (see [`DocIdHasher`]).
+pub(super) type DocIdMap<V> = HashMap<DocId, V, BuildHasherDefault<DocIdHasher>>;
 
 /// What differs between full-text engines: storing token streams and finding phrases.
 pub trait SearchProvider {
@@ -102,15 +132,52 @@ impl SearchProvider for ScanProvider {
     }
 }
 
-/// One indexed document's metadata and sanitised text (kept once, here).
+/// One indexed document's metadata. Its text is not kept: the index would otherwise hold a
+/// second copy of the corpus's text; the few hits a page shows re-extract theirs from the
+/// corpus (`document_text`), which the engine always reconciles with first.
 pub(super) struct DocMeta {
-    pub(super) session: String,
+    /// The session id, shared by the session's documents.
+    pub(super) session: Arc<str>,
     pub(super) seq: u64,
-    pub(super) kind: String,
+    /// The event type, shared by every document of that type.
+    pub(super) kind: Arc<str>,
     pub(super) time: i64,
     pub(super) surface: SurfaceLabel,
-    pub(super) text: String,
+    /// Code points of the sanitised text.
     pub(super) length: u64,
+}
+
+/// The sanitised text of one indexed document, read from the corpus the engine was reconciled
+/// with (the same extraction and sanitising as at indexing).
+pub(super) fn document_text(corpus: &Corpus, doc: &DocMeta) -> Result<String, Error> {
+    let source = corpus.source(&doc.session)?;
+    let events = &source.log.events;
+    let event = match events.get(doc.seq as usize) {
+        Some(event) if event.seq() == doc.seq => Some(event),
+        _ => events.iter().find(|e| e.seq() == doc.seq),
+    };
+    let text = event.map(extract_text).filter(|text| !text.is_empty()).ok_or_else(|| {
+        Error::new(
+            ErrorCode::QueryIndexFailed,
+            format!("the search index is out of step with session {:?}", &*doc.session),
+        )
+    })?;
+    Ok(sanitize_text(&text.to_lossy()))
+}
+
+/// One shared copy of each distinct string (event types), for [`DocMeta::kind`].
+#[derive(Default)]
+pub(super) struct Interner(HashSet<Arc<str>>);
+
+impl Interner {
+    pub(super) fn get(&mut self, text: &str) -> Arc<str> {
+        if let Some(shared) = self.0.get(text) {
+            return Arc::clone(shared);
+        }
+        let shared: Arc<str> = Arc::from(text);
+        self.0.insert(Arc::clone(&shared));
+        shared
+    }
 }
 
 pub(super) struct IndexedSession {
@@ -124,6 +191,34 @@ pub(super) struct IndexedSession {
     /// A hash of what was indexed (header, availability, documents): snapshots are checked
     /// against it.
     pub(super) fingerprint: u64,
+}
+
+/// One matching document: its metadata and how it matched.
+#[derive(Clone, Copy)]
+struct Match<'a> {
+    doc: &'a DocMeta,
+    stats: MatchStats,
+}
+
+impl<'a> Match<'a> {
+    fn key(&self) -> RankKey<'a> {
+        RankKey {
+            match_count: self.stats.match_count,
+            length: self.doc.length,
+            time: self.doc.time,
+            session_id: &self.doc.session,
+            seq: self.doc.seq,
+        }
+    }
+
+    /// The earlier of two matches in `searchEvents` order (the first on a tie).
+    fn stronger(current: Match<'a>, candidate: Match<'a>) -> Match<'a> {
+        if compare_events(&current.key(), &candidate.key()).is_le() {
+            current
+        } else {
+            candidate
+        }
+    }
 }
 
 /// An event hit: the document's record fields plus `snippet`.
@@ -245,7 +340,8 @@ pub struct SearchEngine<P: SearchProvider> {
     pub(super) mode: TokenizerMode,
     pub(super) instance: String,
     pub(super) sessions: HashMap<String, IndexedSession>,
-    pub(super) docs: HashMap<DocId, DocMeta>,
+    pub(super) docs: DocIdMap<DocMeta>,
+    pub(super) kinds: Interner,
     pub(super) next_doc: DocId,
     pub(super) next_epoch: u64,
     pub(super) generation: u64,
@@ -291,26 +387,35 @@ fn instance_nonce() -> u64 {
     entropy ^ count.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// A content hash of one indexed session: its listing record and every document.
-pub(super) fn session_fingerprint<'a>(record: &SessionRecord, docs: impl Iterator<Item = &'a DocMeta>) -> u64 {
-    let mut text = serde_json::to_string(record).unwrap_or_default();
-    for doc in docs {
-        text.push_str(&format!(
+/// A content hash of one indexed session: its listing record and every document with its
+/// sanitised text.
+pub(super) fn session_fingerprint<'a>(
+    record: &SessionRecord,
+    docs: impl Iterator<Item = (&'a DocMeta, &'a str)>,
+) -> u64 {
+    let mut hash = fnv1a_update(FNV_OFFSET, &serde_json::to_string(record).unwrap_or_default());
+    for (doc, text) in docs {
+        let meta = format!(
             "\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}",
             doc.seq,
             doc.kind,
             doc.time,
             doc.surface.as_str()
-        ));
-        text.push_str(&doc.text);
+        );
+        hash = fnv1a_update(fnv1a_update(hash, &meta), text);
     }
-    fnv1a(&text)
+    hash
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv1a_update(hash: u64, text: &str) -> u64 {
+    text.bytes()
+        .fold(hash, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 pub(super) fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    fnv1a_update(FNV_OFFSET, text)
 }
 
 fn invalid_cursor(why: &str) -> Error {
@@ -329,7 +434,8 @@ impl<P: SearchProvider> SearchEngine<P> {
             mode,
             instance: format!("{:016x}", instance_nonce()),
             sessions: HashMap::new(),
-            docs: HashMap::new(),
+            docs: DocIdMap::default(),
+            kinds: Interner::default(),
             next_doc: 0,
             next_epoch: 0,
             generation: 0,
@@ -362,7 +468,9 @@ impl<P: SearchProvider> SearchEngine<P> {
                 continue;
             }
             let documents = session_documents(&source.log.header.raw_id, &source.log.events, &source.log.surface);
+            let session: Arc<str> = Arc::from(id.as_str());
             let mut ids = Vec::with_capacity(documents.len());
+            let mut texts = Vec::with_capacity(documents.len());
             for document in documents {
                 let text = sanitize_text(&document.text.to_lossy());
                 let doc_id = self.next_doc;
@@ -371,25 +479,28 @@ impl<P: SearchProvider> SearchEngine<P> {
                 self.docs.insert(
                     doc_id,
                     DocMeta {
-                        session: id.clone(),
+                        session: Arc::clone(&session),
                         seq: document.seq,
-                        kind: document.kind,
+                        kind: self.kinds.get(&document.kind),
                         time: document.time,
                         surface: document.surface,
                         length: text.chars().count() as u64,
-                        text,
                     },
                 );
+                texts.push(text);
             }
-            let texts: Vec<(DocId, &str)> = ids.iter().map(|d| (*d, self.docs[d].text.as_str())).collect();
-            self.provider.replace_session(id, &texts)?;
+            let batch: Vec<(DocId, &str)> = ids.iter().zip(&texts).map(|(d, t)| (*d, t.as_str())).collect();
+            self.provider.replace_session(id, &batch)?;
             self.next_epoch += 1;
             let record = SessionRecord {
                 header: source.log.header.clone(),
                 live: source.live,
                 persisted: source.persisted,
             };
-            let fingerprint = session_fingerprint(&record, ids.iter().map(|d| &self.docs[d]));
+            let fingerprint = session_fingerprint(
+                &record,
+                ids.iter().zip(&texts).map(|(d, t)| (&self.docs[d], t.as_str())),
+            );
             if let Some(old) = self.sessions.insert(
                 id.clone(),
                 IndexedSession {
@@ -474,19 +585,19 @@ impl<P: SearchProvider> SearchEngine<P> {
             EventFilter::Time(range) => {
                 range.from.is_none_or(|f| doc.time as f64 >= f) && range.to.is_none_or(|t| doc.time as f64 <= t)
             }
-            EventFilter::Type(types) => types.contains(&doc.kind),
+            EventFilter::Type(types) => types.iter().any(|t| **t == *doc.kind),
             EventFilter::Surface(labels) => labels.contains(&doc.surface),
             EventFilter::Text(_) => false,
         })
     }
 
-    /// Matching documents passing `filters`, with their stats.
+    /// Matching documents passing `filters`, with their metadata and stats.
     fn matches(
         &self,
         phrase: &[String],
         session: Option<&str>,
         filters: &[EventFilter],
-    ) -> Result<Vec<(DocId, MatchStats)>, Error> {
+    ) -> Result<Vec<Match<'_>>, Error> {
         if phrase.is_empty() {
             return Ok(Vec::new());
         }
@@ -498,54 +609,72 @@ impl<P: SearchProvider> SearchEngine<P> {
                 if !Self::event_passes(doc, filters) {
                     return None;
                 }
-                merge_spans(&starts, phrase.len() as u32).map(|stats| (id, stats))
+                merge_spans(&starts, phrase.len() as u32).map(|stats| Match { doc, stats })
             })
             .collect())
     }
 
-    fn key(&self, id: DocId, stats: &MatchStats) -> RankKey<'_> {
-        let doc = &self.docs[&id];
-        RankKey {
-            match_count: stats.match_count,
-            length: doc.length,
-            time: doc.time,
-            session_id: &doc.session,
-            seq: doc.seq,
-        }
-    }
-
-    fn hit(&self, id: DocId, stats: &MatchStats, phrase: Option<&[String]>) -> EventHit {
-        let doc = &self.docs[&id];
-        let tokens = tokenize(&doc.text, self.mode);
-        let start = tokens
-            .iter()
-            .find(|t| t.position as u32 == stats.first_position)
-            .map(|t| t.char_range.start);
-        let session = &self.sessions[&doc.session];
+    fn hit(
+        &self,
+        corpus: &Corpus,
+        doc: &DocMeta,
+        stats: &MatchStats,
+        phrase: Option<&[String]>,
+    ) -> Result<EventHit, Error> {
+        let session = &self.sessions[&*doc.session];
+        let text = document_text(corpus, doc)?;
         let (snippet, highlights) = match phrase {
-            None => (snippet(&doc.text, start, self.config.snippet_chars), None),
+            None => {
+                // Only the first span's start is needed: stop tokenizing there.
+                let mut tokens = Tokens::new(&text, self.mode);
+                let mut start = None;
+                while let Some(token) = tokens.next_ref() {
+                    if token.position as u32 == stats.first_position {
+                        start = Some(token.char_range.start);
+                        break;
+                    }
+                }
+                (snippet(&text, start, self.config.snippet_chars), None)
+            }
             Some(phrase) => {
-                let (text, ranges) = snippet_with_highlights(
-                    &doc.text,
-                    start,
-                    &span_ranges(&tokens, phrase),
-                    self.config.snippet_chars,
-                );
+                let tokens = tokenize(&text, self.mode);
+                let start = tokens
+                    .iter()
+                    .find(|t| t.position as u32 == stats.first_position)
+                    .map(|t| t.char_range.start);
+                let (cut, ranges) =
+                    snippet_with_highlights(&text, start, &span_ranges(&tokens, phrase), self.config.snippet_chars);
                 let highlights = ranges
                     .iter()
-                    .map(|&(from, to)| Highlight::new(&text, from, to))
+                    .map(|&(from, to)| Highlight::new(&cut, from, to))
                     .collect();
-                (text, Some(highlights))
+                (cut, Some(highlights))
             }
         };
-        EventHit {
+        Ok(EventHit {
             session_id: JsString::from(session.record.header.id.as_str()),
             seq: doc.seq,
-            kind: doc.kind.clone(),
+            kind: doc.kind.to_string(),
             time: doc.time,
             surface: doc.surface,
             snippet,
             highlights,
+        })
+    }
+
+    /// Folds one run's strongest match into `best` (checking the session's filters the first
+    /// time the session is seen).
+    fn merge_best<'a>(
+        &'a self,
+        best: &mut HashMap<&'a str, Option<Match<'a>>>,
+        (session, strongest): (&'a str, Match<'a>),
+        filters: &[SessionFilter],
+    ) {
+        let slot = best
+            .entry(session)
+            .or_insert_with(|| session_matches(filters, &self.sessions[session].record).then_some(strongest));
+        if let Some(current) = slot.as_mut() {
+            *current = Match::stronger(*current, strongest);
         }
     }
 
@@ -564,37 +693,44 @@ impl<P: SearchProvider> SearchEngine<P> {
         };
         check_budgets(&request.session_filters, &request.event_filters, false)?;
         let phrase = self.phrase(&request.query);
-        let mut best: HashMap<&str, (DocId, MatchStats)> = HashMap::new();
-        for (id, stats) in self.matches(&phrase, None, &request.event_filters)? {
-            let session = self.docs[&id].session.as_str();
-            let indexed = &self.sessions[session];
-            if !session_matches(&request.session_filters, &indexed.record) {
-                continue;
-            }
-            match best.get(session) {
-                Some((current, current_stats))
-                    if compare_events(&self.key(*current, current_stats), &self.key(id, &stats)).is_le() => {}
+        // Each session's strongest event. Providers list a session's documents together, so
+        // matches come in runs of one session: the session map is consulted once per run.
+        // `None` marks a session its filters exclude.
+        let mut best: HashMap<&str, Option<Match<'_>>> = HashMap::new();
+        let mut run: Option<(&str, Match<'_>)> = None;
+        for candidate in self.matches(&phrase, None, &request.event_filters)? {
+            let session = &*candidate.doc.session;
+            match run.as_mut() {
+                // Documents of one session share one `Arc<str>`: usually the same pointer.
+                Some((current, strongest)) if std::ptr::eq(*current, session) || *current == session => {
+                    *strongest = Match::stronger(*strongest, candidate);
+                }
                 _ => {
-                    best.insert(session, (id, stats));
+                    if let Some(done) = run.replace((session, candidate)) {
+                        self.merge_best(&mut best, done, &request.session_filters);
+                    }
                 }
             }
         }
-        let mut ranked: Vec<(DocId, MatchStats)> = best.into_values().collect();
-        ranked.sort_by(|a, b| compare_sessions(&self.key(a.0, &a.1), &self.key(b.0, &b.1)));
+        if let Some(done) = run {
+            self.merge_best(&mut best, done, &request.session_filters);
+        }
+        let mut ranked: Vec<Match<'_>> = best.into_values().flatten().collect();
+        ranked.sort_by(|a, b| compare_sessions(&a.key(), &b.key()));
         let items = ranked
             .iter()
             .skip(offset as usize)
             .take(request.limit as usize)
-            .map(|(id, stats)| {
-                let indexed = &self.sessions[&self.docs[id].session];
-                SessionHit {
+            .map(|m| {
+                let indexed = &self.sessions[&*m.doc.session];
+                Ok(SessionHit {
                     header: indexed_header(&indexed.record.header),
                     live: indexed.live,
                     persisted: indexed.persisted,
-                    best_match: self.hit(*id, stats, request.highlights.then_some(phrase.as_slice())),
-                }
+                    best_match: self.hit(corpus, m.doc, &m.stats, request.highlights.then_some(phrase.as_slice()))?,
+                })
             })
-            .collect();
+            .collect::<Result<_, Error>>()?;
         let next = offset + request.limit;
         let next_cursor =
             (ranked.len() as u64 > next).then(|| self.encode_cursor("sessions", &fingerprint, &generation, next));
@@ -619,13 +755,13 @@ impl<P: SearchProvider> SearchEngine<P> {
         check_budgets(&[], &request.filters, true)?;
         let phrase = self.phrase(&request.query);
         let mut ranked = self.matches(&phrase, Some(&request.session_id), &request.filters)?;
-        ranked.sort_by(|a, b| compare_events(&self.key(a.0, &a.1), &self.key(b.0, &b.1)));
+        ranked.sort_by(|a, b| compare_events(&a.key(), &b.key()));
         let items = ranked
             .iter()
             .skip(offset as usize)
             .take(request.limit as usize)
-            .map(|(id, stats)| self.hit(*id, stats, request.highlights.then_some(phrase.as_slice())))
-            .collect();
+            .map(|m| self.hit(corpus, m.doc, &m.stats, request.highlights.then_some(phrase.as_slice())))
+            .collect::<Result<_, Error>>()?;
         let next = offset + request.limit;
         let next_cursor =
             (ranked.len() as u64 > next).then(|| self.encode_cursor("events", &fingerprint, &generation, next));

@@ -88,6 +88,13 @@ pub fn snippet_with_highlights(
         if Some(index) == match_start && m.is_none() {
             m = Some(clean.len());
         }
+        // Without highlights, the window (see `window`) only depends on the clean text up to
+        // `max` characters past the match: once that much follows it, `n` is known to exceed
+        // every bound the window compares it with (a final collapsed space could only shorten
+        // `n` by one, which the `+ 2` covers), so the rest of a long document is not scanned.
+        if ranges.is_empty() && (m.is_some() || match_start.is_none()) && clean.len() >= m.unwrap_or(0) + max + 2 {
+            break;
+        }
         if !ranges.is_empty() {
             landing.push(clean.len());
         }
@@ -206,6 +213,29 @@ mod tests {
             "…arser crash on emp…"
         );
         assert_eq!(snippet("error\nparser timeout", Some(6), 20), "error parser timeout");
+    }
+
+    #[test]
+    fn snippets_stop_scanning_without_changing_the_result() {
+        // `snippet` stops reading a long text once the window is decided; with highlights the
+        // whole text is read. Both must cut the same snippet for every text, match and length.
+        let alphabet = ['a', 'b', ' ', '\n', '\u{3000}', 'é', '😀'];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let len = next(40);
+            let text: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            let chars = text.chars().count();
+            let start = if next(5) == 0 { None } else { Some(next(chars + 1)) };
+            let max = 1 + next(12);
+            let full = snippet_with_highlights(&text, start, &[(0, 1)], max).0;
+            assert_eq!(snippet(&text, start, max), full, "{text:?} {start:?} {max}");
+        }
     }
 
     #[test]

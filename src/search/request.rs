@@ -140,7 +140,9 @@ pub fn normalize_query(value: Option<&Json>) -> Result<String, Error> {
 
 /// The index-side sanitisation of 03 §3.1: NUL, U+FDD0 and U+FDD1 become U+FFFD.
 pub fn sanitize_text(text: &str) -> String {
-    if !text.contains(['\0', '\u{FDD0}', '\u{FDD1}']) {
+    // Three substring searches (memchr / SIMD) instead of one char-by-char scan: this runs over
+    // every indexed document.
+    if !text.contains('\0') && !text.contains('\u{FDD0}') && !text.contains('\u{FDD1}') {
         return text.to_owned();
     }
     text.chars()

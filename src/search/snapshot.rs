@@ -6,7 +6,9 @@
 //! with their content fingerprints, documents), then the tantivy segment files.
 
 use super::backend::AnyProvider;
-use super::engine::{DocId, DocMeta, IndexedSession, SearchEngine, session_fingerprint};
+use super::engine::{
+    DocId, DocIdMap, DocMeta, IndexedSession, Interner, SearchEngine, document_text, session_fingerprint,
+};
 use super::request::SearchConfig;
 use super::tantivy::{SegmentFiles, TantivyProvider};
 use super::tokenizer::TokenizerMode;
@@ -120,10 +122,12 @@ impl<P: SegmentStore> SearchEngine<P> {
             .docs
             .iter()
             .map(|(id, d)| {
-                json!({ "id": id, "session": d.session, "seq": d.seq, "kind": d.kind, "time": d.time,
-                        "surface": d.surface.as_str(), "text": d.text })
+                let (text, session, kind) = (document_text(corpus, d)?, &*d.session, &*d.kind);
+                let doc = json!({ "id": id, "session": session, "seq": d.seq, "kind": kind, "time": d.time,
+                                  "surface": d.surface.as_str(), "text": text });
+                Ok(doc)
             })
-            .collect();
+            .collect::<Result<_, Error>>()?;
         let segments = self.provider.export_segments()?;
         let manifest = json!({
             "crate": env!("CARGO_PKG_VERSION"),
@@ -174,21 +178,26 @@ impl<P: SegmentStore> SearchEngine<P> {
             Some("cjk") => TokenizerMode::Cjk,
             other => return Err(refused(format!("unknown tokenizer {other:?}"))),
         };
-        let mut docs: HashMap<DocId, DocMeta> = HashMap::new();
+        let mut docs: DocIdMap<DocMeta> = DocIdMap::default();
+        // The stored texts, only to check them against the corpus below.
+        let mut texts: DocIdMap<&str> = DocIdMap::default();
+        let mut kinds = Interner::default();
+        let mut names = Interner::default();
         for doc in manifest["docs"].as_array().into_iter().flatten() {
-            let text = doc["text"].as_str().unwrap_or_default().to_owned();
+            let id = doc["id"].as_u64().unwrap_or_default() as DocId;
+            let text = doc["text"].as_str().unwrap_or_default();
             docs.insert(
-                doc["id"].as_u64().unwrap_or_default() as DocId,
+                id,
                 DocMeta {
-                    session: doc["session"].as_str().unwrap_or_default().to_owned(),
+                    session: names.get(doc["session"].as_str().unwrap_or_default()),
                     seq: doc["seq"].as_u64().unwrap_or_default(),
-                    kind: doc["kind"].as_str().unwrap_or_default().to_owned(),
+                    kind: kinds.get(doc["kind"].as_str().unwrap_or_default()),
                     time: doc["time"].as_i64().unwrap_or_default(),
                     surface: label(doc["surface"].as_str().unwrap_or_default()),
                     length: text.chars().count() as u64,
-                    text,
                 },
             );
+            texts.insert(id, text);
         }
         let indexed: HashMap<String, (String, Vec<DocId>)> = manifest["sessions"]
             .as_array()
@@ -221,12 +230,15 @@ impl<P: SegmentStore> SearchEngine<P> {
                 persisted: source.persisted,
             };
             let current = session_documents(&source.log.header.raw_id, &source.log.events, &source.log.surface);
-            let stored: Vec<&DocMeta> = ids.iter().filter_map(|d| docs.get(d)).collect();
+            let stored: Vec<(&DocMeta, &str)> = ids
+                .iter()
+                .filter_map(|d| Some((docs.get(d)?, texts.get(d).copied()?)))
+                .collect();
             let same_texts = current.len() == stored.len()
                 && current
                     .iter()
                     .zip(&stored)
-                    .all(|(c, s)| super::request::sanitize_text(&c.text.to_lossy()) == s.text);
+                    .all(|(c, (_, s))| super::request::sanitize_text(&c.text.to_lossy()) == *s);
             let expected = session_fingerprint(&record, stored.iter().copied());
             if !same_texts || format!("{expected:016x}") != *fingerprint {
                 return Err(refused(format!("session {id:?} changed since it was indexed")));
@@ -265,6 +277,7 @@ impl<P: SegmentStore> SearchEngine<P> {
         let mut engine = SearchEngine::new(provider, config, mode);
         engine.sessions = sessions;
         engine.docs = docs;
+        engine.kinds = kinds;
         engine.next_doc = manifest["nextDoc"].as_u64().unwrap_or_default() as DocId;
         engine.next_epoch = epoch;
         // Cursors are bound to the engine instance, so a reopened index starts a new history.

@@ -1,8 +1,10 @@
-//! The in-memory tantivy provider: each reconcile batch becomes one single-segment index (no
-//! threads, so it runs in wasm); phrases are found by intersecting positional postings.
+//! The in-memory tantivy provider: each reconcile batch becomes single-segment indexes (no
+//! threads, so it runs in wasm), the next one started once the one being written holds
+//! `SEGMENT_BYTES` (16 MiB) of postings, which bounds the memory a large first build needs;
+//! phrases are found by intersecting positional postings.
 
 use super::engine::{DocId, SearchProvider};
-use super::tokenizer::{TokenizerMode, tokenize};
+use super::tokenizer::{TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
 use std::collections::{HashMap, HashSet};
 use tantivy::Directory as _;
@@ -10,54 +12,129 @@ use tantivy::directory::RamDirectory;
 use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{Token as TantivyToken, TokenStream, Tokenizer};
-use tantivy::{DocSet, Index, IndexSettings, ReloadPolicy, Searcher, TERMINATED, TantivyDocument, Term};
+use tantivy::{
+    DocSet, Index, IndexSettings, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TERMINATED, TantivyDocument, Term,
+};
 
 const TOKENIZER: &str = "dsh_unicode61";
+/// A segment being written is finished once its in-memory postings pass this size (checked
+/// between sessions), so building a large index never holds all its postings at once.
+const SEGMENT_BYTES: usize = 16 << 20;
 
 /// Adapts our `unicode61` tokenizer (the recall contract) to tantivy.
 #[derive(Clone)]
 struct Unicode61(TokenizerMode);
 
-struct Stream {
-    tokens: Vec<TantivyToken>,
-    next: usize,
+/// Our tokens streamed into one reused tantivy token (no allocation per token).
+struct Stream<'a> {
+    tokens: Tokens<'a>,
+    token: TantivyToken,
 }
 
 impl Tokenizer for Unicode61 {
-    type TokenStream<'a> = Stream;
+    type TokenStream<'a> = Stream<'a>;
 
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> Stream {
-        let tokens = tokenize(text, self.0)
-            .into_iter()
-            .map(|t| TantivyToken {
-                offset_from: t.byte_range.start,
-                offset_to: t.byte_range.end,
-                position: t.position,
-                text: t.text.into_owned(),
-                position_length: 1,
-            })
-            .collect();
-        Stream { tokens, next: 0 }
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Stream<'a> {
+        Stream {
+            tokens: Tokens::new(text, self.0),
+            token: TantivyToken::default(),
+        }
     }
 }
 
-impl TokenStream for Stream {
+impl TokenStream for Stream<'_> {
     fn advance(&mut self) -> bool {
-        self.next += 1;
-        self.next <= self.tokens.len()
+        let Some(next) = self.tokens.next_ref() else {
+            return false;
+        };
+        self.token.offset_from = next.byte_range.start;
+        self.token.offset_to = next.byte_range.end;
+        self.token.position = next.position;
+        self.token.position_length = 1;
+        self.token.text.clear();
+        self.token.text.push_str(next.text);
+        true
     }
 
     fn token(&self) -> &TantivyToken {
-        &self.tokens[self.next - 1]
+        &self.token
     }
 
     fn token_mut(&mut self) -> &mut TantivyToken {
-        &mut self.tokens[self.next - 1]
+        &mut self.token
     }
 }
 
 fn index_failed(e: impl std::fmt::Display) -> Error {
     Error::new(ErrorCode::QueryIndexFailed, format!("the search index failed: {e}"))
+}
+
+/// A set of [`DocId`]s as a bitmap: a membership test per matching document costs one load.
+#[derive(Default)]
+struct DocBits(Vec<u64>);
+
+impl DocBits {
+    fn insert(&mut self, id: DocId) {
+        let (word, bit) = (id as usize / 64, id % 64);
+        if word >= self.0.len() {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << bit;
+    }
+
+    fn remove(&mut self, id: DocId) {
+        if let Some(word) = self.0.get_mut(id as usize / 64) {
+            *word &= !(1 << (id % 64));
+        }
+    }
+
+    fn contains(&self, id: DocId) -> bool {
+        self.0
+            .get(id as usize / 64)
+            .is_some_and(|word| word & (1 << (id % 64)) != 0)
+    }
+}
+
+/// The documents one session owns: their ids and, when those are consecutive (as the engine
+/// assigns them), the range they span, so scoping a search to the session is a range check.
+struct SessionDocs {
+    ids: HashSet<DocId>,
+    span: Option<std::ops::RangeInclusive<DocId>>,
+}
+
+impl SessionDocs {
+    fn new(ids: HashSet<DocId>) -> Self {
+        let span = match (ids.iter().min(), ids.iter().max()) {
+            (Some(&lo), Some(&hi)) if (hi - lo) as usize + 1 == ids.len() => Some(lo..=hi),
+            _ => None,
+        };
+        SessionDocs { ids, span }
+    }
+
+    fn contains(&self, id: DocId) -> bool {
+        match &self.span {
+            Some(span) => span.contains(&id),
+            None => self.ids.contains(&id),
+        }
+    }
+}
+
+/// One finished single-segment index, with the `doc` column of each of its segment readers
+/// opened once (not per query).
+struct Segment {
+    searcher: Searcher,
+    ids: Vec<tantivy::columnar::Column<u64>>,
+}
+
+impl Segment {
+    fn new(searcher: Searcher) -> Result<Self, Error> {
+        let ids = searcher
+            .segment_readers()
+            .iter()
+            .map(|segment| segment.fast_fields().u64("doc").map_err(index_failed))
+            .collect::<Result<_, _>>()?;
+        Ok(Segment { searcher, ids })
+    }
 }
 
 /// Full-text search in tantivy, held in memory.
@@ -66,11 +143,13 @@ pub struct TantivyProvider {
     schema: Schema,
     text: Field,
     doc: Field,
-    segments: Vec<Searcher>,
-    pending: Vec<(DocId, String)>,
+    segments: Vec<Segment>,
+    /// The segment being written since the last commit (documents go in as they arrive, so
+    /// no copy of their text is kept).
+    writer: Option<SingleSegmentIndexWriter>,
     /// Documents each session currently owns; older versions stay in old segments, unlisted.
-    by_session: HashMap<String, HashSet<DocId>>,
-    live: HashSet<DocId>,
+    by_session: HashMap<String, SessionDocs>,
+    live: DocBits,
 }
 
 impl TantivyProvider {
@@ -88,42 +167,45 @@ impl TantivyProvider {
             text,
             doc,
             segments: Vec::new(),
-            pending: Vec::new(),
+            writer: None,
             by_session: HashMap::new(),
-            live: HashSet::new(),
+            live: DocBits::default(),
         }
     }
 
-    /// Writes pending documents as one new single-segment index.
+    /// The writer of the segment being built, opened at the first document since the last
+    /// commit.
+    fn writer(&mut self) -> Result<&mut SingleSegmentIndexWriter, Error> {
+        if self.writer.is_none() {
+            let settings = IndexSettings {
+                docstore_compress_dedicated_thread: false,
+                ..IndexSettings::default()
+            };
+            let tokenizers = tantivy::tokenizer::TokenizerManager::default();
+            tokenizers.register(TOKENIZER, Unicode61(self.mode));
+            let writer = Index::builder()
+                .schema(self.schema.clone())
+                .settings(settings)
+                .tokenizers(tokenizers)
+                .single_segment_index_writer(RamDirectory::create(), 15_000_000)
+                .map_err(index_failed)?;
+            self.writer = Some(writer);
+        }
+        self.writer.as_mut().ok_or_else(|| index_failed("no segment writer"))
+    }
+
+    /// Finishes the segment being written (if any) as one new single-segment index.
     fn flush(&mut self) -> Result<(), Error> {
-        if self.pending.is_empty() {
+        let Some(writer) = self.writer.take() else {
             return Ok(());
-        }
-        let settings = IndexSettings {
-            docstore_compress_dedicated_thread: false,
-            ..IndexSettings::default()
         };
-        let tokenizers = tantivy::tokenizer::TokenizerManager::default();
-        tokenizers.register(TOKENIZER, Unicode61(self.mode));
-        let mut writer = Index::builder()
-            .schema(self.schema.clone())
-            .settings(settings)
-            .tokenizers(tokenizers)
-            .single_segment_index_writer(RamDirectory::create(), 15_000_000)
-            .map_err(index_failed)?;
-        for (id, text) in self.pending.drain(..) {
-            let mut document = TantivyDocument::default();
-            document.add_text(self.text, &text);
-            document.add_u64(self.doc, u64::from(id));
-            writer.add_document(document).map_err(index_failed)?;
-        }
         let index = writer.finalize().map_err(index_failed)?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(index_failed)?;
-        self.segments.push(reader.searcher());
+        self.segments.push(Segment::new(reader.searcher())?);
         Ok(())
     }
 }
@@ -136,8 +218,8 @@ impl TantivyProvider {
     pub(super) fn export_segments(&mut self) -> Result<Vec<SegmentFiles>, Error> {
         self.flush()?;
         let mut out = Vec::with_capacity(self.segments.len());
-        for searcher in &self.segments {
-            let index = searcher.index();
+        for segment in &self.segments {
+            let index = segment.searcher.index();
             let metas = index.load_metas().map_err(index_failed)?;
             let mut names: Vec<std::path::PathBuf> = metas.list_segment_files().into_iter().collect();
             names.push(std::path::PathBuf::from("meta.json"));
@@ -178,10 +260,15 @@ impl TantivyProvider {
                 .reload_policy(ReloadPolicy::Manual)
                 .try_into()
                 .map_err(index_failed)?;
-            provider.segments.push(reader.searcher());
+            provider.segments.push(Segment::new(reader.searcher())?);
         }
-        provider.live = by_session.values().flatten().copied().collect();
-        provider.by_session = by_session;
+        for id in by_session.values().flatten() {
+            provider.live.insert(*id);
+        }
+        provider.by_session = by_session
+            .into_iter()
+            .map(|(session, ids)| (session, SessionDocs::new(ids)))
+            .collect();
         Ok(provider)
     }
 }
@@ -190,17 +277,31 @@ impl SearchProvider for TantivyProvider {
     fn replace_session(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
         self.remove_session(session)?;
         let ids: HashSet<DocId> = docs.iter().map(|(id, _)| *id).collect();
-        self.live.extend(ids.iter().copied());
-        self.by_session.insert(session.to_owned(), ids);
-        self.pending
-            .extend(docs.iter().map(|(id, text)| (*id, (*text).to_owned())));
+        for id in &ids {
+            self.live.insert(*id);
+        }
+        self.by_session.insert(session.to_owned(), SessionDocs::new(ids));
+        if docs.is_empty() {
+            return Ok(());
+        }
+        let (text_field, doc_field) = (self.text, self.doc);
+        let writer = self.writer()?;
+        for (id, text) in docs {
+            let mut document = TantivyDocument::default();
+            document.add_text(text_field, *text);
+            document.add_u64(doc_field, u64::from(*id));
+            writer.add_document(document).map_err(index_failed)?;
+        }
+        if writer.mem_usage() > SEGMENT_BYTES {
+            self.flush()?;
+        }
         Ok(())
     }
 
     fn remove_session(&mut self, session: &str) -> Result<(), Error> {
         if let Some(old) = self.by_session.remove(session) {
-            for id in old {
-                self.live.remove(&id);
+            for id in old.ids {
+                self.live.remove(id);
             }
         }
         Ok(())
@@ -221,8 +322,8 @@ impl SearchProvider for TantivyProvider {
         let terms: Vec<Term> = phrase.iter().map(|t| Term::from_field_text(self.text, t)).collect();
         let mut out = Vec::new();
         let mut positions: Vec<Vec<u32>> = vec![Vec::new(); terms.len()];
-        for searcher in &self.segments {
-            for segment in searcher.segment_readers() {
+        for view in &self.segments {
+            for (segment, ids) in view.searcher.segment_readers().iter().zip(&view.ids) {
                 let inverted = segment.inverted_index(self.text).map_err(index_failed)?;
                 let mut postings: Vec<SegmentPostings> = Vec::with_capacity(terms.len());
                 for term in &terms {
@@ -237,7 +338,6 @@ impl SearchProvider for TantivyProvider {
                 if postings.len() != terms.len() {
                     continue;
                 }
-                let ids = segment.fast_fields().u64("doc").map_err(index_failed)?;
                 let mut doc = postings[0].doc();
                 'docs: while doc != TERMINATED {
                     // Leapfrog every term's postings to a common document.
@@ -250,7 +350,8 @@ impl SearchProvider for TantivyProvider {
                         }
                     }
                     let id = ids.first(doc).map(|v| v as DocId);
-                    if let Some(id) = id.filter(|id| self.live.contains(id) && allowed.is_none_or(|a| a.contains(id))) {
+                    if let Some(id) = id.filter(|id| self.live.contains(*id) && allowed.is_none_or(|a| a.contains(*id)))
+                    {
                         for (p, out_positions) in postings.iter_mut().zip(positions.iter_mut()) {
                             p.positions(out_positions);
                         }

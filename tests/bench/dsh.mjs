@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// DSH's own search over the benchmark corpus: the real `@deepseek-ai/dsh-session-query-sqlite`
+// (SQLite FTS5, `path: ':memory:'` unless --db FILE) mounted with the JSONL persistence backend
+// over the generated root. Measures the reconcile (the first search: DSH inspects every log and
+// fills its FTS5 index) and the query protocol of lib/measure.mjs; writes JSON to --out.
+//
+//   node dsh.mjs --corpus DIR --out FILE.json [--runs 5] [--db :memory:]
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { oracleImport } from './lib/oracle.mjs';
+import { readCorpus, runQueries } from './lib/measure.mjs';
+
+const { values: argv } = parseArgs({ options: { corpus: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string', default: '5' }, db: { type: 'string', default: ':memory:' } } });
+if (!argv.corpus || !argv.out) { console.error('usage: node dsh.mjs --corpus DIR --out FILE.json [--runs N] [--db PATH]'); process.exit(2); }
+const { manifest, queries } = readCorpus(argv.corpus);
+const { Context } = await oracleImport('@deepseek-ai/cordis');
+const { default: SessionStore } = await oracleImport('@deepseek-ai/dsh-session');
+const { default: JsonlSessionPersistence } = await oracleImport('@deepseek-ai/dsh-session-persistence-jsonl');
+const { SqliteSessionQueryEngine } = await oracleImport('@deepseek-ai/dsh-session-query-sqlite');
+
+if (argv.db !== ':memory:') fs.rmSync(argv.db, { force: true });
+const ctx = new Context();
+await ctx.plugin(SessionStore);
+await ctx.plugin(JsonlSessionPersistence, { root: `${argv.corpus}/root`, compression: 'zstd' });
+await ctx.plugin(SqliteSessionQueryEngine, { path: argv.db, openAt: 'startup' });
+const q = ctx.sessionQuery;
+
+global.gc?.();
+const before = process.memoryUsage();
+let t = performance.now();
+await q.searchSessions({ query: 'zzyzx qwertyuiop' });
+const reconcileMs = performance.now() - t;
+global.gc?.();
+const after = process.memoryUsage();
+
+t = performance.now();
+const result = await runQueries({
+  sessions: (request) => q.searchSessions(request),
+  events: (request) => q.searchEvents(request),
+  queries,
+  runs: Number(argv.runs),
+  fallbackSession: manifest.largestSession.id,
+});
+const out = {
+  engine: 'dsh/sqlite',
+  events: manifest.events,
+  textBytes: manifest.textBytes,
+  loadMs: null,
+  indexMs: reconcileMs,
+  memory: { rssBytes: after.rss - before.rss, rssTotal: after.rss, heapUsed: after.heapUsed },
+  ...result,
+  queryPhaseSeconds: (performance.now() - t) / 1000,
+};
+fs.writeFileSync(argv.out, JSON.stringify(out) + '\n');
+console.log(`dsh/sqlite: reconcile ${reconcileMs.toFixed(0)} ms, p50 ${out.latency.all.p50.toFixed(2)} ms, p95 ${out.latency.all.p95.toFixed(2)} ms`);
+await ctx.fiber.dispose();
