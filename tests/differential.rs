@@ -338,10 +338,6 @@ fn recorded_calls_replay_equal_through_rpc() {
         }
     }
     eprintln!("replayed {calls} recorded calls ({} checks)", out.checked);
-    if calls == 0 {
-        eprintln!("these dumps record no calls: regenerate them with the current tests/oracle");
-        return;
-    }
     assert!(
         calls >= 1000,
         "the oracle must record at least 1000 calls, found {calls}"
