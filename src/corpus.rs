@@ -9,8 +9,6 @@ use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use crate::reads::{EventRecord, SurfaceSnapshot};
-
 /// Where a loaded session came from.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -194,12 +192,8 @@ impl Corpus {
             progress(done + 1, total);
         }
         reject_ids_repeated_in_one_root(&mut read, &mut report);
-        if options.strict && !report.failures.is_empty() {
-            let first = &report.failures[0];
-            return Err(Error::new(
-                ErrorCode::QueryPersistenceFailed,
-                format!("{} {}: {}: {}", first.input, first.path, first.code, first.message),
-            ));
+        if let Some(error) = strict_failure(options, &report) {
+            return Err(error);
         }
         let mut staged = self.clone();
         for (file, log) in read {
@@ -212,12 +206,8 @@ impl Corpus {
                 staged.unreadable.insert(header.id.clone(), (header, error));
             }
         }
-        if options.strict && !report.failures.is_empty() {
-            let first = &report.failures[0];
-            return Err(Error::new(
-                ErrorCode::QueryPersistenceFailed,
-                format!("{}: {}", first.code, first.message),
-            ));
+        if let Some(error) = strict_failure(options, &report) {
+            return Err(error);
         }
         let changed: BTreeSet<String> = report
             .sessions
@@ -397,6 +387,15 @@ pub(crate) struct Source<'a> {
     pub live: bool,
     /// Whether a loaded copy exists.
     pub persisted: bool,
+}
+
+/// In strict mode, any failure fails the whole load (as DSH's search does).
+fn strict_failure(options: &LoadOptions, report: &LoadReport) -> Option<Error> {
+    let first = report.failures.first().filter(|_| options.strict)?;
+    Some(Error::new(
+        ErrorCode::QueryPersistenceFailed,
+        format!("{} {}: {}: {}", first.input, first.path, first.code, first.message),
+    ))
 }
 
 /// Reads one file and checks its header against its location.

@@ -36,8 +36,6 @@ pub enum ErrorCode {
     LoadInvalidArchive,
     /// The file system refused a read.
     LoadIo,
-    /// Nothing in the input looks like a session log.
-    LoadNoSessions,
 
     /// `SESSION_QUERY_ABORTED`.
     QueryAborted,
@@ -94,7 +92,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 36] = [
+    pub const ALL: [ErrorCode; 35] = [
         ErrorCode::LoadCorrupt,
         ErrorCode::LoadDamaged,
         ErrorCode::LoadInvalidHeader,
@@ -106,7 +104,6 @@ impl ErrorCode {
         ErrorCode::LoadLayout,
         ErrorCode::LoadInvalidArchive,
         ErrorCode::LoadIo,
-        ErrorCode::LoadNoSessions,
         ErrorCode::QueryAborted,
         ErrorCode::QueryCorruptSession,
         ErrorCode::QueryEventNotFound,
@@ -147,7 +144,6 @@ impl ErrorCode {
             ErrorCode::LoadLayout => "SESSION_LOAD_LAYOUT",
             ErrorCode::LoadInvalidArchive => "SESSION_LOAD_INVALID_ARCHIVE",
             ErrorCode::LoadIo => "SESSION_LOAD_IO",
-            ErrorCode::LoadNoSessions => "SESSION_LOAD_NO_SESSIONS",
             ErrorCode::QueryAborted => "SESSION_QUERY_ABORTED",
             ErrorCode::QueryCorruptSession => "SESSION_QUERY_CORRUPT_SESSION",
             ErrorCode::QueryEventNotFound => "SESSION_QUERY_EVENT_NOT_FOUND",
@@ -191,8 +187,7 @@ impl ErrorCode {
             | ErrorCode::LoadIdentityMismatch
             | ErrorCode::LoadLayout
             | ErrorCode::LoadInvalidArchive
-            | ErrorCode::LoadIo
-            | ErrorCode::LoadNoSessions => ErrorCode::QueryPersistenceFailed,
+            | ErrorCode::LoadIo => ErrorCode::QueryPersistenceFailed,
             other => other,
         }
     }

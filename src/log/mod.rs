@@ -184,12 +184,6 @@ pub fn read_log(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Result
     })
 }
 
-/// Reads only the header record, as DSH's listing does (the rest of the file is not decoded).
-pub fn read_header(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Result<SessionHeader, Error> {
-    let line = framing::header_line(bytes, encoding == Encoding::Zstd, limits)?;
-    Ok(header::parse_header_line(&line, limits)?.header)
-}
-
 /// The header as DSH's listing sees it, whatever else is wrong with the log: `None` when the
 /// listing would pass the file over.
 pub fn listing_header(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Option<SessionHeader> {

@@ -14,9 +14,10 @@ use super::mention::SessionReference;
 use super::render::{RenderedReferences, render_sources};
 use super::snapshot::{SourceSurface, retain_source};
 use super::{DEFAULT_MAX_REFERENCE_BYTES, MAX_REFERENCES};
-use crate::corpus::{Corpus, SurfaceSnapshot};
+use crate::corpus::Corpus;
 use crate::error::{Error, ErrorCode};
 use crate::json::{JsString, Json, JsonObject, MAX_SAFE_INTEGER};
+use crate::reads::SurfaceSnapshot;
 
 /// The order of the two messages `prepare` returns for the target log.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 
 use super::render::tag_safe_json;
 use super::text::utf8_len;
-use crate::corpus::SurfaceSnapshot;
 use crate::error::{Error, ErrorCode};
 use crate::json::{JsString, Json, JsonObject};
+use crate::reads::SurfaceSnapshot;
 
 /// Who said a projected message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

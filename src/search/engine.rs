@@ -70,7 +70,7 @@ pub trait SearchProvider {
 /// indexed providers are tested against.
 #[derive(Default)]
 pub struct ScanProvider {
-    mode: Option<TokenizerMode>,
+    mode: TokenizerMode,
     sessions: HashMap<String, Vec<(DocId, Vec<String>)>>,
 }
 
@@ -78,7 +78,7 @@ impl ScanProvider {
     /// A provider tokenizing with `mode`.
     pub fn new(mode: TokenizerMode) -> Self {
         ScanProvider {
-            mode: Some(mode),
+            mode,
             sessions: HashMap::new(),
         }
     }
@@ -86,7 +86,7 @@ impl ScanProvider {
 
 impl SearchProvider for ScanProvider {
     fn replace_session(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
-        let mode = self.mode.unwrap_or(TokenizerMode::Unicode61);
+        let mode = self.mode;
         let streams = docs
             .iter()
             .map(|(id, text)| {
