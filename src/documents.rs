@@ -6,10 +6,11 @@ use crate::json::{JsString, Json};
 use crate::log::Event;
 use serde::Serialize;
 
-/// One searchable document, in DSH's wire shape.
+/// One event without its payload (03 §4): DSH's `listEvents` record, which documents and
+/// search hits extend.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Document {
+pub struct EventRecord {
     /// The owning session (its id as written in the header).
     pub session_id: JsString,
     /// The event's seq.
@@ -19,8 +20,16 @@ pub struct Document {
     pub kind: String,
     /// The event's time.
     pub time: i64,
-    /// The event's surface label.
+    /// The surface label.
     pub surface: SurfaceLabel,
+}
+
+/// One searchable document, in DSH's wire shape: the event's record plus its text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Document {
+    /// The event's record.
+    #[serde(flatten)]
+    pub record: EventRecord,
     /// Extracted text; never empty. May hold lone surrogates, as DSH's does.
     #[serde(serialize_with = "serialize_js_string")]
     pub text: JsString,
@@ -182,11 +191,13 @@ pub fn session_documents(session_id: &JsString, events: &[Event], surface: &Surf
         .filter_map(|event| {
             let text = extract_text(event);
             (!text.is_empty()).then(|| Document {
-                session_id: session_id.clone(),
-                seq: event.seq(),
-                kind: event.kind().to_owned(),
-                time: event.time(),
-                surface: surface.label(event.seq()),
+                record: EventRecord {
+                    session_id: session_id.clone(),
+                    seq: event.seq(),
+                    kind: event.kind().to_owned(),
+                    time: event.time(),
+                    surface: surface.label(event.seq()),
+                },
                 text,
             })
         })

@@ -240,10 +240,10 @@ pub fn filter_documents(documents: Vec<Document>, filters: &[EventFilter]) -> Re
         .filter(|doc| {
             let mut next_pattern = patterns.iter();
             filters.iter().all(|filter| match filter {
-                EventFilter::Seq(range) => range.contains(doc.seq as f64),
-                EventFilter::Time(range) => range.contains(doc.time as f64),
-                EventFilter::Type(types) => types.contains(&doc.kind),
-                EventFilter::Surface(labels) => labels.contains(&doc.surface),
+                EventFilter::Seq(range) => range.contains(doc.record.seq as f64),
+                EventFilter::Time(range) => range.contains(doc.record.time as f64),
+                EventFilter::Type(types) => types.contains(&doc.record.kind),
+                EventFilter::Surface(labels) => labels.contains(&doc.record.surface),
                 EventFilter::Text(_) => next_pattern.next().is_some_and(|p| p.is_match(&doc.text.to_lossy())),
             })
         })

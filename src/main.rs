@@ -339,7 +339,13 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
                         .chars()
                         .take(100)
                         .collect::<String>();
-                    writeln!(out, "{:>6}  {:<8}  {:<18}  {line}", d.seq, d.surface.as_str(), d.kind)
+                    writeln!(
+                        out,
+                        "{:>6}  {:<8}  {:<18}  {line}",
+                        d.record.seq,
+                        d.record.surface.as_str(),
+                        d.record.kind
+                    )
                 })
             }
         }
@@ -644,9 +650,9 @@ fn hit_line(header: Option<&Json>, hit: &EventHit, bold: bool) -> String {
         .unwrap_or_default();
     format!(
         "{session}{:>5}  {:<8}  {:<17}  {snippet}",
-        hit.seq,
-        hit.surface.as_str(),
-        hit.kind
+        hit.record.seq,
+        hit.record.surface.as_str(),
+        hit.record.kind
     )
 }
 

@@ -2,10 +2,9 @@
 //! fold titles, and list documents — every result in DSH's wire shape.
 
 use crate::corpus::{Corpus, SessionRecord, Source, locale_compare};
-use crate::documents::{Document, session_documents};
+use crate::documents::{Document, EventRecord, session_documents};
 use crate::error::{Error, ErrorCode};
 use crate::filters::{EventFilter, SessionFilter, filter_documents, session_matches};
-use crate::fold::SurfaceLabel;
 use crate::json::{JsString, Json, JsonObject};
 use crate::log::{Event, SessionHeader};
 use serde::Serialize;
@@ -13,23 +12,6 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Default and maximum `before` / `after` of `readEvent` (DSH's `readWindowMax`).
 pub const READ_WINDOW_MAX: u64 = 50;
-
-/// One event without its payload: DSH's `listEvents` record.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EventRecord {
-    /// The owning session (its id as written in the header).
-    pub session_id: JsString,
-    /// The event's seq.
-    pub seq: u64,
-    /// The event's type.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The event's time.
-    pub time: i64,
-    /// The surface label.
-    pub surface: SurfaceLabel,
-}
 
 /// DSH's `readSurface` result.
 #[derive(Clone, Debug, Serialize)]

@@ -99,7 +99,7 @@ fn recall(mode: TokenizerMode) -> f64 {
             .filter_events("cjk", &[EventFilter::Text(query.clone())])
             .expect("scan")
             .iter()
-            .map(|d| d.seq)
+            .map(|d| d.record.seq)
             .collect();
         let mut hits = BTreeSet::new();
         let mut cursor: Option<String> = None;
@@ -114,7 +114,7 @@ fn recall(mode: TokenizerMode) -> f64 {
             )
             .expect("valid");
             let page = engine.search_events(&corpus, &request).expect("searches");
-            hits.extend(page.items.iter().map(|h| h.seq));
+            hits.extend(page.items.iter().map(|h| h.record.seq));
             match page.next_cursor {
                 Some(next) => cursor = Some(next),
                 None => break,

@@ -137,7 +137,7 @@ fn tantivy_search_runs_in_wasm() {
         .expect("searches");
     assert_eq!(page.items.len(), 1);
     // "summary of summary" (seq 11) has two spans and outranks "summary" (seq 6).
-    assert_eq!(page.items[0].best_match.seq, 11);
+    assert_eq!(page.items[0].best_match.record.seq, 11);
     let events = engine
         .search_events(
             &corpus,
@@ -148,7 +148,7 @@ fn tantivy_search_runs_in_wasm() {
             .expect("valid"),
         )
         .expect("searches");
-    assert_eq!(events.items[0].seq, 11);
+    assert_eq!(events.items[0].record.seq, 11);
     assert!(events.next_cursor.is_some());
 }
 

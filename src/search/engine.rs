@@ -8,8 +8,8 @@ use super::rank::{
 use super::request::{EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, sanitize_text};
 use super::tokenizer::{TokenizerMode, Tokens, tokenize};
 use crate::corpus::{Corpus, SessionRecord};
-use crate::documents::extract_text;
 use crate::documents::session_documents;
+use crate::documents::{EventRecord, extract_text};
 use crate::error::{Error, ErrorCode};
 use crate::filters::{EventFilter, SessionFilter, session_matches};
 use crate::fold::SurfaceLabel;
@@ -225,17 +225,9 @@ impl<'a> Match<'a> {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventHit {
-    /// The owning session.
-    pub session_id: JsString,
-    /// The event's seq.
-    pub seq: u64,
-    /// The event's type.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The event's time.
-    pub time: i64,
-    /// The surface label.
-    pub surface: SurfaceLabel,
+    /// The event's record (its session id as the search index stores it).
+    #[serde(flatten)]
+    pub record: EventRecord,
     /// Plain-text excerpt around the first match.
     pub snippet: String,
     /// Match ranges inside `snippet`, when the request asked for `highlights`.
@@ -480,10 +472,10 @@ impl<P: SearchProvider> SearchEngine<P> {
                     doc_id,
                     DocMeta {
                         session: Arc::clone(&session),
-                        seq: document.seq,
-                        kind: self.kinds.get(&document.kind),
-                        time: document.time,
-                        surface: document.surface,
+                        seq: document.record.seq,
+                        kind: self.kinds.get(&document.record.kind),
+                        time: document.record.time,
+                        surface: document.record.surface,
                         length: text.chars().count() as u64,
                     },
                 );
@@ -652,11 +644,13 @@ impl<P: SearchProvider> SearchEngine<P> {
             }
         };
         Ok(EventHit {
-            session_id: JsString::from(session.record.header.id.as_str()),
-            seq: doc.seq,
-            kind: doc.kind.to_string(),
-            time: doc.time,
-            surface: doc.surface,
+            record: EventRecord {
+                session_id: JsString::from(session.record.header.id.as_str()),
+                seq: doc.seq,
+                kind: doc.kind.to_string(),
+                time: doc.time,
+                surface: doc.surface,
+            },
             snippet,
             highlights,
         })
