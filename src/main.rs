@@ -20,9 +20,12 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+const EXIT_STATUS: &str = "Exit status: 0 on success; 1 on an error, when no given archive \
+loaded, or when `search` finds nothing; 2 on a usage error.";
+
 /// Load DeepSeek Harness session archives and read them locally.
 #[derive(Parser)]
-#[command(name = "dsh-session-search", version, about)]
+#[command(name = "dsh-session-search", version, about, after_help = EXIT_STATUS)]
 struct Cli {
     /// A persistence root folder, a `.jsonl` / `.jsonl.zstd` log or a DSH export ZIP (repeatable).
     #[arg(long = "archive", short = 'a', value_name = "PATH", global = true)]
@@ -589,7 +592,14 @@ fn run_corpus_command(cli: &Cli, corpus: &Corpus, report: &LoadReport) -> Result
             if hits == 0 {
                 // As grep does: nothing on stdout (but the empty page with --json), exit 1.
                 if !json {
-                    eprintln!("no matches for {}", visible(&format!("{query:?}")));
+                    // `unicode61` keeps a run of CJK or Thai letters as one token: a word
+                    // inside it is found only by the bigram tokenizer.
+                    let hint = if !*cjk && query.chars().any(is_bigram_script) {
+                        " (add --cjk to find words inside CJK or Thai text)"
+                    } else {
+                        ""
+                    };
+                    eprintln!("no matches for {}{hint}", visible(&format!("{query:?}")));
                 }
                 return Ok(ExitCode::FAILURE);
             }
@@ -663,6 +673,12 @@ fn run_corpus_command(cli: &Cli, corpus: &Corpus, report: &LoadReport) -> Result
     }
     .map_err(io_error)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Han, Kana, Hangul and Thai: the scripts `--cjk` indexes as bigrams (a hint, not the index).
+fn is_bigram_script(c: char) -> bool {
+    matches!(c as u32, 0x0E00..=0x0E7F | 0x1100..=0x11FF | 0x3040..=0x30FF | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FFFF)
 }
 
 /// `--backend` and `--index`: an index path means SQLite, the engine that can keep one.
@@ -994,21 +1010,18 @@ fn print_sessions(corpus: &Corpus, json: bool, out: &mut impl Write) -> std::io:
             .ok()
             .flatten()
             .and_then(|t| t.title.as_js_string().map(|s| s.to_lossy().into_owned()));
-        let parent = header
-            .parent_session
-            .as_deref()
-            .map(|p| format!("  ↳ {}", visible(p)))
-            .unwrap_or_default();
-        writeln!(
-            out,
-            "{}  {}  {:>5} events  {:<cwd_width$}  {}{}",
+        let parent = header.parent_session.as_deref().map(|p| format!("↳ {}", visible(p)));
+        let title = title.filter(|t| !t.is_empty()).map(|t| visible(&t).into_owned());
+        let about: Vec<String> = title.into_iter().chain(parent).collect();
+        let line = format!(
+            "{}  {}  {:>5} events  {:<cwd_width$}  {}",
             visible(&header.id),
             iso_time(header.created_at),
             events,
             cwd_of(header),
-            visible(&title.unwrap_or_default()),
-            parent
-        )?;
+            about.join("  ")
+        );
+        writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
 }

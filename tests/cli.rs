@@ -304,6 +304,13 @@ fn search_without_a_hit_says_so_on_stderr_and_exits_1() {
     assert_eq!(miss_json.code, Some(1));
     let page: serde_json::Value = serde_json::from_str(&miss_json.stdout).expect("the empty page");
     assert_eq!(page["items"], serde_json::json!([]));
+    let cjk = run(&["--archive", &archive, "search", "分页"]);
+    assert_eq!(cjk.code, Some(1));
+    assert!(
+        cjk.stderr.contains("(add --cjk to find words inside CJK or Thai text)"),
+        "{}",
+        cjk.stderr
+    );
     let hit = run(&["--archive", &archive, "search", "hello"]);
     assert!(hit.ok(), "{}", hit.stderr);
     assert!(hit.stdout.starts_with("s-7-1  "), "{}", hit.stdout);
