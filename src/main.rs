@@ -2,6 +2,7 @@
 //! the library over JSON-RPC on stdio.
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use dsh_session_search::api::{Archive, ArchiveOptions};
 use dsh_session_search::archive::{Input, LoadOptions};
 use dsh_session_search::corpus::{Corpus, LoadFailure, LoadReport};
 use dsh_session_search::error::{Error, ErrorCode};
@@ -12,7 +13,7 @@ use dsh_session_search::reference;
 use dsh_session_search::rpc::RpcServer;
 use dsh_session_search::search::backend::{Backend, SearchOptions};
 use dsh_session_search::search::engine::EventHit;
-use dsh_session_search::search::request::{parse_event_request, parse_session_request};
+use dsh_session_search::search::request::{EventSearchRequest, SessionSearchRequest};
 use dsh_session_search::search::tokenizer::TokenizerMode;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -36,6 +37,9 @@ struct Cli {
     /// Fail the whole load if any session fails, as DSH does.
     #[arg(long, global = true)]
     strict: bool,
+    /// A load limit, e.g. `--load-limit maxLineBytes=1048576` (repeatable; names and defaults in the README).
+    #[arg(long = "load-limit", value_name = "NAME=N", global = true)]
+    limits: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -295,8 +299,8 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
             )
             .exit();
     }
-    let mut corpus = Corpus::new();
-    let report = load_archives(&mut corpus, cli)?;
+    let mut archive = Archive::new(archive_options(cli)?);
+    let report = load_archives(&mut archive, cli)?;
     let is_report = matches!(cli.command, Command::Report);
     if nothing_loaded(&report) {
         return Ok(explain_nothing_loaded(&report, cli.json, is_report));
@@ -304,18 +308,35 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
     if !is_report {
         warn_about_load(&report);
     }
-    run_corpus_command(cli, &corpus, &report)
+    run_corpus_command(cli, &mut archive, &report)
+}
+
+/// The archive's settings from `--load-limit NAME=N` (the API's limit names and checks).
+fn archive_options(cli: &Cli) -> Result<ArchiveOptions, Error> {
+    let mut limits = JsonObject::new();
+    for limit in &cli.limits {
+        let (name, value) = limit
+            .split_once('=')
+            .ok_or_else(|| Error::invalid_argument(format!("--load-limit {limit:?}: write NAME=N")))?;
+        let value: f64 = value
+            .parse()
+            .map_err(|_| Error::invalid_argument(format!("--load-limit {name}: {value:?} is not a number")))?;
+        limits.insert(name, Json::Number(value));
+    }
+    let mut options = JsonObject::new();
+    options.insert("limits", Json::Object(limits));
+    ArchiveOptions::from_json(Some(&Json::Object(options)))
 }
 
 /// Loads the `--archive` paths (each once), with a progress line on a terminal.
-fn load_archives(corpus: &mut Corpus, cli: &Cli) -> Result<LoadReport, Error> {
+fn load_archives(archive: &mut Archive, cli: &Cli) -> Result<LoadReport, Error> {
     let options = LoadOptions {
         strict: cli.strict,
-        ..LoadOptions::default()
+        ..archive.options().load
     };
     let inputs = distinct_archives(&cli.archives).into_iter().map(Input::Path).collect();
     let show_progress = std::io::stderr().is_terminal();
-    corpus.load_with_progress(inputs, &options, &mut |done, total| {
+    archive.load_with_progress(inputs, &options, &mut |done, total| {
         if show_progress && (done % 16 == 0 || done == total) {
             eprint!("\rreading logs: {done}/{total}");
             if done == total {
@@ -432,7 +453,11 @@ fn count(n: usize, noun: &str) -> String {
 }
 
 /// The commands that read the loaded corpus.
-fn run_corpus_command(cli: &Cli, corpus: &Corpus, report: &LoadReport) -> Result<ExitCode, Error> {
+fn run_corpus_command(cli: &Cli, archive: &mut Archive, report: &LoadReport) -> Result<ExitCode, Error> {
+    if let Command::Search { .. } = &cli.command {
+        return run_search_command(cli, archive);
+    }
+    let corpus = archive.corpus();
     let mut out = std::io::stdout().lock();
     let json = cli.json;
     match &cli.command {
@@ -557,54 +582,7 @@ fn run_corpus_command(cli: &Cli, corpus: &Corpus, report: &LoadReport) -> Result
             }
         }
         Command::Report => print_report(report, json, &mut out),
-        Command::Search {
-            query,
-            session,
-            limit,
-            surface,
-            all_pages,
-            backend,
-            index,
-            cjk,
-        } => {
-            let options = SearchOptions {
-                backend: search_backend(*backend, index.as_deref()),
-                tokenizer: if *cjk {
-                    TokenizerMode::Cjk
-                } else {
-                    TokenizerMode::Unicode61
-                },
-                ..SearchOptions::default()
-            };
-            let surface: Vec<SurfaceLabel> = surface.iter().map(|&s| s.into()).collect();
-            let hits = run_search(
-                corpus,
-                &options,
-                query,
-                session.as_deref(),
-                *limit,
-                &surface,
-                *all_pages,
-                json,
-                &mut out,
-            )?
-            .map_err(io_error)?;
-            if hits == 0 {
-                // As grep does: nothing on stdout (but the empty page with --json), exit 1.
-                if !json {
-                    // `unicode61` keeps a run of CJK or Thai letters as one token: a word
-                    // inside it is found only by the bigram tokenizer.
-                    let hint = if !*cjk && query.chars().any(is_bigram_script) {
-                        " (add --cjk to find words inside CJK or Thai text)"
-                    } else {
-                        ""
-                    };
-                    eprintln!("no matches for {}{hint}", visible(&format!("{query:?}")));
-                }
-                return Ok(ExitCode::FAILURE);
-            }
-            Ok(())
-        }
+        Command::Search { .. } => Ok(()),
         Command::Candidates {
             agent,
             query,
@@ -816,56 +794,110 @@ fn run_reference_text(cli: &Cli) -> Option<Result<(), Error>> {
     Some(printed.map_err(io_error))
 }
 
-/// Runs a search and prints it: JSON pages with `--json`, else one line per hit with the
-/// matches in bold on a terminal.
-#[allow(clippy::too_many_arguments)]
-fn run_search(
-    corpus: &Corpus,
-    options: &SearchOptions,
-    query: &str,
-    session: Option<&str>,
+/// `search`: runs the query over every page asked for, prints it, and exits 1 (as grep does)
+/// when nothing matched.
+fn run_search_command(cli: &Cli, archive: &mut Archive) -> Result<ExitCode, Error> {
+    let Command::Search {
+        query,
+        session,
+        limit,
+        surface,
+        all_pages,
+        backend,
+        index,
+        cjk,
+    } = &cli.command
+    else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    archive.set_search_options(SearchOptions {
+        backend: search_backend(*backend, index.as_deref()),
+        tokenizer: if *cjk {
+            TokenizerMode::Cjk
+        } else {
+            TokenizerMode::Unicode61
+        },
+        ..SearchOptions::default()
+    });
+    let labels: Vec<SurfaceLabel> = surface.iter().map(|&s| s.into()).collect();
+    let filters = if labels.is_empty() {
+        Vec::new()
+    } else {
+        vec![EventFilter::Surface(labels)]
+    };
+    let search = Search {
+        query,
+        session: session.as_deref(),
+        limit: *limit,
+        filters,
+        all_pages: *all_pages,
+        json: cli.json,
+    };
+    let hits = run_search(archive, &search, &mut std::io::stdout().lock())?.map_err(io_error)?;
+    if hits > 0 {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Nothing on stdout (but the empty page with --json), a word on stderr, exit 1.
+    if !cli.json {
+        // `unicode61` keeps a run of CJK or Thai letters as one token: a word inside it is
+        // found only by the bigram tokenizer.
+        let hint = if !*cjk && query.chars().any(is_bigram_script) {
+            " (add --cjk to find words inside CJK or Thai text)"
+        } else {
+            ""
+        };
+        eprintln!("no matches for {}{hint}", visible(&format!("{query:?}")));
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+/// One `search` command's request, as typed values.
+struct Search<'a> {
+    query: &'a str,
+    session: Option<&'a str>,
     limit: u64,
-    surface: &[SurfaceLabel],
+    filters: Vec<EventFilter>,
     all_pages: bool,
     json: bool,
+}
+
+/// Runs a search and prints it: JSON pages with `--json`, else one line per hit with the
+/// matches in bold on a terminal. Returns the number of hits printed.
+fn run_search(
+    archive: &mut Archive,
+    search: &Search<'_>,
     out: &mut impl Write,
 ) -> Result<std::io::Result<usize>, Error> {
-    let mut engine = options.engine()?;
-    let filters = if surface.is_empty() {
-        serde_json::json!([])
-    } else {
-        serde_json::json!([{ "kind": "surface", "values": surface }])
-    };
+    let config = archive.options().search.config;
     let bold = std::io::stdout().is_terminal();
+    // Machines get DSH's hit shape; people get the matches marked.
+    let highlights = !search.json;
     let mut cursor: Option<String> = None;
     let mut hits = 0;
     loop {
-        let mut request = match session {
-            // Machines get DSH's hit shape; people get the matches marked.
+        let (printed, next) = match search.session {
             Some(id) => {
-                serde_json::json!({ "sessionId": id, "query": query, "filters": filters, "limit": limit, "highlights": !json })
+                let mut request =
+                    EventSearchRequest::new(id, search.query, search.filters.clone(), search.limit, &config)?;
+                (request.cursor, request.highlights) = (cursor.take(), highlights);
+                let page = archive.search_events(&request)?;
+                hits += page.items.len();
+                let lines = page.items.iter().map(|hit| hit_line(None, hit, bold)).collect();
+                (if search.json { vec![to_json(&page)] } else { lines }, page.next_cursor)
             }
-            None => serde_json::json!({ "query": query, "eventFilters": filters, "limit": limit, "highlights": !json }),
-        };
-        if let Some(c) = &cursor {
-            request["cursor"] = serde_json::json!(c);
-        }
-        let request = Json::parse(&request.to_string(), Default::default())
-            .map_err(|e| Error::new(ErrorCode::QueryInvalidQuery, e.to_string()))?;
-        let (printed, next) = if let Some(_id) = session {
-            let page = engine.search_events(corpus, &parse_event_request(&request, &options.config)?)?;
-            let lines: Vec<String> = page.items.iter().map(|hit| hit_line(None, hit, bold)).collect();
-            hits += page.items.len();
-            (if json { vec![to_json(&page)] } else { lines }, page.next_cursor)
-        } else {
-            let page = engine.search_sessions(corpus, &parse_session_request(&request, &options.config)?)?;
-            let lines: Vec<String> = page
-                .items
-                .iter()
-                .map(|hit| hit_line(Some(&hit.header), &hit.best_match, bold))
-                .collect();
-            hits += page.items.len();
-            (if json { vec![to_json(&page)] } else { lines }, page.next_cursor)
+            None => {
+                let mut request =
+                    SessionSearchRequest::new(search.query, search.filters.clone(), search.limit, &config)?;
+                (request.cursor, request.highlights) = (cursor.take(), highlights);
+                let page = archive.search_sessions(&request)?;
+                hits += page.items.len();
+                let lines = page
+                    .items
+                    .iter()
+                    .map(|hit| hit_line(Some(&hit.header), &hit.best_match, bold))
+                    .collect();
+                (if search.json { vec![to_json(&page)] } else { lines }, page.next_cursor)
+            }
         };
         for line in printed {
             if let Err(e) = writeln!(out, "{line}") {
@@ -873,8 +905,8 @@ fn run_search(
             }
         }
         match next {
-            Some(next) if all_pages => cursor = Some(next),
-            Some(_) if !json => {
+            Some(next) if search.all_pages => cursor = Some(next),
+            Some(_) if !search.json => {
                 eprintln!("(more hits: add --all-pages, or a larger --limit)");
                 return Ok(Ok(hits));
             }
@@ -911,77 +943,35 @@ fn hit_line(header: Option<&Json>, hit: &EventHit, bold: bool) -> String {
     )
 }
 
-/// JSON-RPC on stdio: archives given with `--archive` are loaded first.
+/// JSON-RPC on stdio: archives given with `--archive` are loaded first (as every command loads
+/// them: a failed strict load, or one where nothing loaded, exits 1 before serving). Each line
+/// is answered, whatever its bytes.
 fn serve_rpc(cli: &Cli) -> Result<ExitCode, Error> {
-    let mut server = RpcServer::new();
+    let mut archive = Archive::new(archive_options(cli)?);
     if !cli.archives.is_empty() {
-        let paths: Vec<String> = distinct_archives(&cli.archives)
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        let request = serde_json::json!({ "jsonrpc": "2.0", "id": 0, "method": "load", "params": [paths, { "strict": cli.strict }] });
-        if !initial_load_served(server.handle_line(&request.to_string())) {
-            return Ok(ExitCode::FAILURE);
+        let report = load_archives(&mut archive, cli)?;
+        if nothing_loaded(&report) {
+            return Ok(explain_nothing_loaded(&report, false, false));
         }
+        warn_about_load(&report);
     }
-    let stdin = std::io::stdin().lock();
+    let mut server = RpcServer::with_archive(archive);
+    let mut stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
-    for line in stdin.lines() {
-        let line = line.map_err(io_error)?;
-        if line.trim().is_empty() {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if stdin.read_until(b'\n', &mut line).map_err(io_error)? == 0 {
+            return Ok(ExitCode::SUCCESS);
+        }
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        if let Some(response) = server.handle_line(&line) {
+        if let Some(response) = server.handle_bytes(line.trim_ascii_end()) {
             writeln!(stdout, "{response}")
                 .and_then(|_| stdout.flush())
                 .map_err(io_error)?;
         }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Reads the response to the `--archive` load as `run` reads a load report: false (after
-/// saying why on stderr) when it failed or loaded nothing, a one-line warning on partial success.
-fn initial_load_served(response: Option<String>) -> bool {
-    let response: serde_json::Value = response
-        .and_then(|line| serde_json::from_str(&line).ok())
-        .unwrap_or_default();
-    let text = |value: &serde_json::Value| value.as_str().unwrap_or_default().to_owned();
-    if let Some(error) = response.get("error") {
-        eprintln!(
-            "error {}: {}",
-            text(&error["data"]["code"]),
-            visible(&text(&error["message"]))
-        );
-        return false;
-    }
-    let report = &response["result"];
-    let failures: Vec<String> = report["failures"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .map(|f| {
-            failure_text(
-                &text(&f["code"]),
-                &text(&f["input"]),
-                &text(&f["path"]),
-                &text(&f["message"]),
-            )
-        })
-        .collect();
-    let loaded = report["sessions"].as_array().is_some_and(|s| !s.is_empty());
-    match failures.first() {
-        Some(_) if !loaded => {
-            failures.iter().for_each(|line| eprintln!("error {line}"));
-            false
-        }
-        Some(first) => {
-            let n = count(failures.len(), "failure");
-            eprintln!("warning: {n} while loading (first: {first}); the `load` report lists them");
-            true
-        }
-        None => true,
     }
 }
 

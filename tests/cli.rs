@@ -436,3 +436,52 @@ fn control_characters_from_session_data_are_shown_not_sent() {
     let body: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
     assert_eq!(body["session"]["cwd"], "/tmp/\u{1b}]0;pwned\u{7}\u{1b}[2J");
 }
+
+#[test]
+fn load_limits_are_set_from_the_command_line_and_checked() {
+    let log = fixture("plain_appends");
+    let tight = run(&["--archive", &log, "--load-limit", "maxLineBytes=16", "--json", "report"]);
+    assert!(!tight.ok(), "nothing loaded: {}", tight.stderr);
+    assert!(tight.stdout.contains("SESSION_LOAD_LIMIT_EXCEEDED"), "{}", tight.stdout);
+    let roomy = run(&["--archive", &log, "--load-limit", "maxLineBytes=1048576", "sessions"]);
+    assert!(roomy.ok(), "{}", roomy.stderr);
+    for bad in ["maxLineByte=5", "maxLineBytes", "maxLineBytes=-1"] {
+        let refused = run(&["--archive", &log, "--load-limit", bad, "sessions"]);
+        assert!(!refused.ok());
+        assert!(
+            refused.stderr.contains("SESSION_INVALID_ARGUMENT"),
+            "{bad}: {}",
+            refused.stderr
+        );
+    }
+}
+
+#[test]
+fn rpc_answers_a_line_that_is_not_utf8_and_keeps_serving() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-session-search"))
+        .args(["--archive", &fixture("plain_appends"), "rpc"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    input
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}\n")
+        .expect("written");
+    input.write_all(b"null\n").expect("written");
+    input
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"listSessions\",\"params\":[]}\n")
+        .expect("written");
+    drop(input);
+    let output = child.wait_with_output().expect("the binary finishes");
+    assert!(output.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+        .expect("responses are UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0]["error"]["code"], -32700);
+    assert_eq!(lines[1]["error"]["code"], -32600);
+    assert_eq!(lines[2]["result"][0]["header"]["id"], "s-7-1");
+}

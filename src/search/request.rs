@@ -62,6 +62,41 @@ pub struct EventSearchRequest {
     pub highlights: bool,
 }
 
+impl SessionSearchRequest {
+    /// A request from typed parts (a program's, not JSON), validated as a parsed one is: the
+    /// query normalised, the limit checked; no cursor, no highlights.
+    pub fn new(query: &str, event_filters: Vec<EventFilter>, limit: u64, config: &SearchConfig) -> Result<Self, Error> {
+        Ok(SessionSearchRequest {
+            query: normalize_query(Some(&Json::str(query)))?,
+            session_filters: Vec::new(),
+            event_filters,
+            limit: normalize_limit(Some(&Json::Number(limit as f64)), config)?,
+            cursor: None,
+            highlights: false,
+        })
+    }
+}
+
+impl EventSearchRequest {
+    /// A request from typed parts, validated as [`SessionSearchRequest::new`] validates.
+    pub fn new(
+        session_id: &str,
+        query: &str,
+        filters: Vec<EventFilter>,
+        limit: u64,
+        config: &SearchConfig,
+    ) -> Result<Self, Error> {
+        Ok(EventSearchRequest {
+            session_id: session_id.to_owned(),
+            query: normalize_query(Some(&Json::str(query)))?,
+            filters,
+            limit: normalize_limit(Some(&Json::Number(limit as f64)), config)?,
+            cursor: None,
+            highlights: false,
+        })
+    }
+}
+
 /// `request[key] ?? []`: JavaScript's `??` treats `null` like a missing key.
 fn filters_of<'a>(request: &'a Json, key: &str) -> Option<&'a Json> {
     request.get(key).filter(|v| !matches!(v, Json::Null))
