@@ -2,8 +2,8 @@
 //! history and every event's `current` / `shadowed` / `log-only` label, so they never disagree.
 
 use crate::error::{Error, ErrorCode};
+use crate::event::Event;
 use crate::json::{Json, is_safe_integer};
-use crate::log::Event;
 use std::collections::HashSet;
 
 /// Where an event stands relative to the model's history.

@@ -27,6 +27,7 @@ pub mod archive;
 pub mod corpus;
 pub mod documents;
 pub mod error;
+pub mod event;
 pub mod filters;
 pub mod fold;
 pub mod json;

@@ -9,12 +9,13 @@ mod rows;
 mod upgrade;
 mod validate;
 
+pub use crate::event::Event;
 pub use header::SessionHeader;
 pub use validate::KNOWN_EVENT_TYPES;
 
 use crate::error::{Error, ErrorCode};
 use crate::fold::{Surface, fold_surface};
-use crate::json::{Json, JsonObject};
+use crate::json::Json;
 
 /// How a log file is encoded on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -44,57 +45,6 @@ impl Default for ReadLimits {
             max_line_bytes: 256 << 20,
             max_json_depth: 512,
         }
-    }
-}
-
-/// A validated event of the logical log.
-#[derive(Clone, Debug)]
-pub struct Event {
-    object: JsonObject,
-    seq: u64,
-    time: i64,
-    kind: Box<str>,
-}
-
-impl Event {
-    /// The event's `type`, e.g. `"user/message"`.
-    pub fn kind(&self) -> &str {
-        &self.kind
-    }
-
-    /// Position in the log (`events[i].seq == i`).
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-
-    /// Append time, Unix epoch milliseconds.
-    pub fn time(&self) -> i64 {
-        self.time
-    }
-
-    /// The type-specific payload.
-    pub fn data(&self) -> &Json {
-        self.object.get("data").unwrap_or(&Json::Null)
-    }
-
-    /// The raw `surfaceOp` marker, if any.
-    pub fn surface_op(&self) -> Option<&Json> {
-        self.object.get("surfaceOp")
-    }
-
-    /// The raw `sourceEventSeqs`, if any.
-    pub fn source_event_seqs(&self) -> Option<&Json> {
-        self.object.get("sourceEventSeqs")
-    }
-
-    /// Whether the event is marked `"ignorable": true`.
-    pub fn ignorable(&self) -> bool {
-        matches!(self.object.get("ignorable"), Some(Json::Bool(true)))
-    }
-
-    /// The whole event as DSH holds it (key order included).
-    pub fn as_json(&self) -> &JsonObject {
-        &self.object
     }
 }
 

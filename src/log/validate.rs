@@ -202,12 +202,7 @@ pub(super) fn envelopes(events: Vec<Json>) -> Result<Vec<Event>, LogFault> {
                 "event at index {index} has seq {seq} (expected {index}); the log must be contiguous from 0"
             )));
         }
-        out.push(Event {
-            object,
-            seq: seq as u64,
-            time: time as i64,
-            kind: kind.into_boxed_str(),
-        });
+        out.push(Event::new(object, seq as u64, time as i64, kind.into_boxed_str()));
     }
     Ok(out)
 }
