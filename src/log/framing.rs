@@ -4,7 +4,7 @@
 use super::rows::decode_storage_record;
 use super::{LogFault, ReadLimits};
 use crate::error::ErrorCode;
-use crate::json::{Json, ParseError, ParseLimits};
+use crate::json::{Json, ParseError};
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 
 /// What framing produced: the header line (without its LF) and the committed events, raw.
@@ -351,16 +351,17 @@ impl<'a> LineScanner<'a> {
             ));
         }
         let text = String::from_utf8_lossy(line);
-        let decoded = match Json::parse(
-            &text,
-            ParseLimits {
-                max_depth: self.limits.max_json_depth,
-            },
-        ) {
+        let decoded = match self.limits.parse_record(&text) {
             Err(ParseError::TooDeep) => {
                 return Err(LogFault::new(
                     ErrorCode::LoadLimitExceeded,
                     "a log line nests JSON deeper than the configured limit",
+                ));
+            }
+            Err(ParseError::TooManyKeys) => {
+                return Err(LogFault::new(
+                    ErrorCode::LoadLimitExceeded,
+                    "a log line holds an object with more keys than the configured limit",
                 ));
             }
             Err(ParseError::Syntax(_)) => None,

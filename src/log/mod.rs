@@ -33,8 +33,12 @@ pub struct ReadLimits {
     pub max_decompressed_bytes: u64,
     /// Maximum length of one JSONL line in bytes (default 256 MiB).
     pub max_line_bytes: usize,
-    /// Maximum JSON nesting depth of one record (default 512).
+    /// Maximum JSON nesting depth of one record (default 512; never more than
+    /// [`crate::json::MAX_JSON_DEPTH`], whatever is configured).
     pub max_json_depth: usize,
+    /// Maximum keys of one JSON object in a record (default
+    /// [`crate::json::DEFAULT_MAX_OBJECT_KEYS`]).
+    pub max_object_keys: usize,
 }
 
 impl Default for ReadLimits {
@@ -43,7 +47,18 @@ impl Default for ReadLimits {
             max_decompressed_bytes: 1 << 30,
             max_line_bytes: 256 << 20,
             max_json_depth: 512,
+            max_object_keys: crate::json::DEFAULT_MAX_OBJECT_KEYS,
         }
+    }
+}
+
+impl ReadLimits {
+    /// Parses one record (a header or a log line) within these limits.
+    pub(crate) fn parse_record(&self, text: &str) -> Result<Json, crate::json::ParseError> {
+        let depth = crate::json::ParseLimits {
+            max_depth: self.max_json_depth,
+        };
+        Json::parse_bounded(text, depth, self.max_object_keys)
     }
 }
 
