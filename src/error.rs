@@ -88,11 +88,14 @@ pub enum ErrorCode {
     ReferenceBudgetExceeded,
     /// `SESSION_REFERENCE_CANCELLED`: the caller cancelled the preparation or listing.
     ReferenceCancelled,
+
+    /// A load option is out of its range (`LoadOptions::validate`): a bound of zero.
+    LoadInvalidOption,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 35] = [
+    pub const ALL: [ErrorCode; 36] = [
         ErrorCode::LoadCorrupt,
         ErrorCode::LoadDamaged,
         ErrorCode::LoadInvalidHeader,
@@ -128,6 +131,7 @@ impl ErrorCode {
         ErrorCode::ReferenceReadFailed,
         ErrorCode::ReferenceBudgetExceeded,
         ErrorCode::ReferenceCancelled,
+        ErrorCode::LoadInvalidOption,
     ];
 
     /// The stable wire spelling, e.g. `"SESSION_QUERY_INVALID_SURFACE"`.
@@ -168,6 +172,7 @@ impl ErrorCode {
             ErrorCode::ReferenceReadFailed => "SESSION_REFERENCE_READ_FAILED",
             ErrorCode::ReferenceBudgetExceeded => "SESSION_REFERENCE_BUDGET_EXCEEDED",
             ErrorCode::ReferenceCancelled => "SESSION_REFERENCE_CANCELLED",
+            ErrorCode::LoadInvalidOption => "SESSION_LOAD_INVALID_OPTION",
         }
     }
 
