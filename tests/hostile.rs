@@ -484,3 +484,370 @@ fn many_empty_lines_cost_one_pass() {
     assert_eq!(corpus.get("blank").map(|s| s.log.events.len()), Some(3));
     assert!(spent < Duration::from_secs(15), "took {spent:?}");
 }
+
+/// One malformed input of the matrix: what it is, and what it must cost.
+struct Case {
+    name: &'static str,
+    /// The inputs: the malformed one beside a valid session.
+    inputs: fn() -> Vec<Input>,
+    options: fn() -> LoadOptions,
+    /// The code reported for the malformed part (`None`: it must load, without failures).
+    code: Option<ErrorCode>,
+    /// Sessions that must load beside it.
+    loaded: usize,
+}
+
+fn defaults() -> LoadOptions {
+    LoadOptions::default()
+}
+
+fn beside_good(bad_path: String, bad: Vec<u8>) -> Vec<Input> {
+    let zstd = bad_path.ends_with(".zstd");
+    let good = if zstd { zstd_log("good") } else { raw_log("good") };
+    vec![Input::Entries {
+        name: "root".into(),
+        entries: vec![(root_entry("good", zstd), good), (bad_path, bad)],
+    }]
+}
+
+fn zip_beside_good(extra: Vec<(String, Vec<u8>)>, method: zip::CompressionMethod) -> Vec<u8> {
+    let mut entries = vec![(root_entry("good", false), raw_log("good"))];
+    entries.extend(extra);
+    zip_of_owned(&entries, method)
+}
+
+/// A ZIP whose one log entry inflates to `mib` MiB of `x`, written without holding them.
+fn streamed_deflate_bomb(mib: usize) -> Vec<u8> {
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    writer.start_file(root_entry("good", false), options).expect("entry");
+    writer.write_all(&raw_log("good")).expect("write");
+    writer.start_file(root_entry("bomb", false), options).expect("entry");
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..mib {
+        writer.write_all(&chunk).expect("write");
+    }
+    writer.finish().expect("finish").into_inner()
+}
+
+fn zip_input(bytes: Vec<u8>) -> Vec<Input> {
+    vec![Input::File {
+        name: "export.zip".into(),
+        bytes,
+    }]
+}
+
+fn with_line(id: &str, line: &str) -> Vec<u8> {
+    let mut log = raw_log(id);
+    // Before the turn/end: the third line of the turn.
+    let last_line = log[..log.len() - 1].iter().rposition(|b| *b == b'\n').expect("lines") + 1;
+    let tail = log.split_off(last_line);
+    log.extend_from_slice(line.as_bytes());
+    log.push(b'\n');
+    let renumbered = String::from_utf8(tail)
+        .expect("utf8")
+        .replace(r#""seq":2"#, r#""seq":3"#);
+    log.extend_from_slice(renumbered.as_bytes());
+    log
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "zip-bad-crc",
+        inputs: || {
+            let mut zip = zip_beside_good(
+                vec![(root_entry("bad", false), raw_log("bad"))],
+                zip::CompressionMethod::Stored,
+            );
+            let at = find(&zip, br#""id":"bad""#);
+            zip[at + 6] = b'x';
+            zip_input(zip)
+        },
+        options: defaults,
+        code: Some(ErrorCode::LoadInvalidArchive),
+        loaded: 1,
+    },
+    Case {
+        name: "zip-not-a-zip",
+        inputs: || {
+            vec![
+                Input::File {
+                    name: "broken.zip".into(),
+                    bytes: b"PK\x03\x04 not really".to_vec(),
+                },
+                Input::File {
+                    name: "good.jsonl".into(),
+                    bytes: raw_log("good"),
+                },
+            ]
+        },
+        options: defaults,
+        code: Some(ErrorCode::LoadInvalidArchive),
+        loaded: 1,
+    },
+    Case {
+        name: "zip-deflate-bomb-64MiB",
+        inputs: || zip_input(streamed_deflate_bomb(64)),
+        options: defaults,
+        code: Some(ErrorCode::LoadLimitExceeded),
+        loaded: 1,
+    },
+    Case {
+        name: "zip-overlapping-1000x16MiB",
+        inputs: || {
+            let mut inputs = zip_input(overlapping_zip(1000, &vec![b' '; 16 << 20]));
+            inputs.push(Input::File {
+                name: "good.jsonl".into(),
+                bytes: raw_log("good"),
+            });
+            inputs
+        },
+        options: defaults,
+        code: Some(ErrorCode::LoadLimitExceeded),
+        loaded: 1,
+    },
+    Case {
+        name: "zip-too-many-entries",
+        inputs: || {
+            let extra = (0..50).map(|i| (format!("junk/{i}.txt"), vec![b'j'])).collect();
+            let mut inputs = zip_input(zip_beside_good(extra, zip::CompressionMethod::Stored));
+            inputs.push(Input::File {
+                name: "good2.jsonl".into(),
+                bytes: raw_log("good2"),
+            });
+            inputs
+        },
+        options: || LoadOptions {
+            max_archive_entries: 10,
+            ..LoadOptions::default()
+        },
+        code: Some(ErrorCode::LoadLimitExceeded),
+        loaded: 1,
+    },
+    Case {
+        name: "zstd-rle-bomb-1GiB",
+        inputs: || beside_good(root_entry("bomb", true), zstd_bomb("bomb", 8192, b' ', None)),
+        options: defaults,
+        code: Some(ErrorCode::LoadLimitExceeded),
+        loaded: 1,
+    },
+    Case {
+        name: "zstd-declares-1TiB",
+        inputs: || beside_good(root_entry("bomb", true), zstd_bomb("bomb", 4, b' ', Some(1 << 40))),
+        options: defaults,
+        code: Some(ErrorCode::LoadLimitExceeded),
+        loaded: 1,
+    },
+    Case {
+        name: "zstd-bad-checksum",
+        inputs: || {
+            let mut log = zstd_log("bad");
+            let last = log.len() - 1;
+            log[last] ^= 0xFF;
+            beside_good(root_entry("bad", true), log)
+        },
+        options: defaults,
+        code: Some(ErrorCode::LoadCorruptFrame),
+        loaded: 1,
+    },
+    Case {
+        name: "zstd-foreign-bytes",
+        inputs: || beside_good(root_entry("bad", true), b"this is not zstd at all\n".to_vec()),
+        options: defaults,
+        code: Some(ErrorCode::LoadCorruptFrame),
+        loaded: 1,
+    },
+    Case {
+        name: "json-50000-deep-depth-1e9",
+        inputs: || {
+            let deep = "[".repeat(50_000) + &"]".repeat(50_000);
+            let line = format!(r#"{{"type":"todo/write","seq":2,"time":1,"data":{deep}}}"#);
+            beside_good(root_entry("deep", false), with_line("deep", &line))
+        },
+        options: || LoadOptions {
+            limits: dsh_session_search::log::ReadLimits {
+                max_json_depth: 1_000_000_000,
+                ..Default::default()
+            },
+            ..LoadOptions::default()
+        },
+        code: Some(ErrorCode::LoadLimitExceeded),
+        loaded: 1,
+    },
+    Case {
+        name: "json-80000-key-line",
+        inputs: || {
+            let keys: Vec<String> = (0..80_000).map(|i| format!(r#""k{i}":{i}"#)).collect();
+            let line = format!(
+                r#"{{"type":"todo/write","seq":2,"time":1,"data":{{"todos":[],{}}}}}"#,
+                keys.join(",")
+            );
+            beside_good(root_entry("wide", false), with_line("wide", &line))
+        },
+        options: || LoadOptions {
+            limits: dsh_session_search::log::ReadLimits {
+                max_object_keys: 50_000,
+                ..Default::default()
+            },
+            ..LoadOptions::default()
+        },
+        code: Some(ErrorCode::LoadLimitExceeded),
+        loaded: 1,
+    },
+    Case {
+        name: "line-over-max-line-bytes",
+        inputs: || {
+            let line = format!(
+                r#"{{"type":"todo/write","seq":2,"time":1,"data":{{"pad":"{}"}}}}"#,
+                "x".repeat(8 << 20)
+            );
+            beside_good(root_entry("long", false), with_line("long", &line))
+        },
+        options: || LoadOptions {
+            limits: dsh_session_search::log::ReadLimits {
+                max_line_bytes: 1 << 20,
+                ..Default::default()
+            },
+            ..LoadOptions::default()
+        },
+        code: Some(ErrorCode::LoadLimitExceeded),
+        loaded: 1,
+    },
+    Case {
+        name: "empty-lines-128MiB",
+        inputs: || {
+            let mut log = raw_log("blank");
+            log.resize(log.len() + (128 << 20), b'\n');
+            beside_good(root_entry("blank", false), log)
+        },
+        options: defaults,
+        code: None,
+        loaded: 2,
+    },
+    Case {
+        name: "header-less",
+        inputs: || beside_good(root_entry("none", false), b"no newline at all".to_vec()),
+        options: defaults,
+        code: Some(ErrorCode::LoadInvalidHeader),
+        loaded: 1,
+    },
+    Case {
+        name: "future-version",
+        inputs: || {
+            let log =
+                String::from_utf8(raw_log("future"))
+                    .expect("utf8")
+                    .replacen(r#""version":0"#, r#""version":7"#, 1);
+            beside_good(root_entry("future", false), log.into_bytes())
+        },
+        options: defaults,
+        code: Some(ErrorCode::LoadUnsupportedVersion),
+        loaded: 1,
+    },
+    Case {
+        name: "ten-bomb-zips-one-budget",
+        inputs: || {
+            let mut inputs: Vec<Input> = (0..10)
+                .map(|i| Input::File {
+                    name: format!("b{i}.zip"),
+                    bytes: streamed_deflate_bomb(4),
+                })
+                .collect();
+            inputs.push(Input::File {
+                name: "last.jsonl".into(),
+                bytes: raw_log("last"),
+            });
+            inputs
+        },
+        options: || LoadOptions {
+            max_load_bytes: 8 << 20,
+            ..LoadOptions::default()
+        },
+        code: Some(ErrorCode::LoadLimitExceeded),
+        loaded: 2,
+    },
+];
+
+/// Peak resident memory (VmHWM) and current (VmRSS), in KiB.
+fn memory_kib() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// Runs the case named in `HOSTILE_CASE` in this (fresh) process and prints what it cost.
+/// Driven by [`bad_input_matrix`]; ignored on its own.
+#[test]
+#[ignore = "run by bad_input_matrix in a child process"]
+fn matrix_case() {
+    let name = std::env::var("HOSTILE_CASE").expect("HOSTILE_CASE names a case");
+    let case = CASES.iter().find(|c| c.name == name).expect("known case");
+    let inputs = (case.inputs)();
+    let options = (case.options)();
+    // Reset the peak, so it measures the load (with its inputs already resident).
+    std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM");
+    let (_, before) = memory_kib();
+    let started = Instant::now();
+    let mut corpus = Corpus::new();
+    let report = corpus.load(inputs, &options).expect("non-strict load");
+    let millis = started.elapsed().as_millis();
+    let (peak, _) = memory_kib();
+    let codes: Vec<ErrorCode> = report.failures.iter().map(|f| f.code).collect();
+    match case.code {
+        Some(code) => assert!(
+            !codes.is_empty() && codes.iter().all(|c| *c == code),
+            "{name}: {report:?}"
+        ),
+        None => assert!(codes.is_empty(), "{name}: {report:?}"),
+    }
+    assert_eq!(corpus.len(), case.loaded, "{name}: {report:?}");
+    println!("COST {name} ms={millis} extra_kib={}", peak.saturating_sub(before));
+}
+
+/// Every malformed input gets its code, its valid neighbours load, and the load stays within
+/// generous bounds of time and extra peak memory (each case in its own process, so peaks do
+/// not mix). The figures measured are in README's Reliability section.
+#[test]
+fn bad_input_matrix() {
+    const MAX_MILLIS: u128 = 30_000;
+    const MAX_EXTRA_KIB: u64 = 256 << 10;
+    let exe = std::env::current_exe().expect("test binary");
+    let mut table = Vec::new();
+    for case in CASES {
+        let output = std::process::Command::new(&exe)
+            .args(["--exact", "matrix_case", "--ignored", "--nocapture", "--test-threads=1"])
+            .env("HOSTILE_CASE", case.name)
+            .output()
+            .expect("runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{}: {stdout}\n{}",
+            case.name,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let line = stdout
+            .lines()
+            .find_map(|l| l.split_once("COST ").map(|(_, cost)| cost))
+            .unwrap_or_else(|| panic!("{}: no cost line in {stdout}", case.name));
+        let number = |key: &str| -> u128 {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(key))
+                .and_then(|n| n.parse().ok())
+                .expect("figure")
+        };
+        let (millis, extra) = (number("ms="), number("extra_kib=") as u64);
+        table.push(format!("{:<28} {millis:>6} ms {:>8} KiB", case.name, extra));
+        eprintln!("{}", table.last().expect("row"));
+        assert!(millis <= MAX_MILLIS, "{}: {millis} ms", case.name);
+        assert!(extra <= MAX_EXTRA_KIB, "{}: {extra} KiB", case.name);
+    }
+    println!("{}", table.join("\n"));
+}

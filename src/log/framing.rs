@@ -356,6 +356,18 @@ fn decode_torn_frame(torn: &[u8], allowance: &mut Allowance) -> Result<Option<Ve
     Ok(Some(out))
 }
 
+/// How many bytes at the start of `bytes` are LFs: whole blocks are compared with `memcmp`,
+/// which is fast in any build, so a gigabyte of empty lines is one quick pass.
+fn leading_newlines(bytes: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    static NEWLINES: [u8; BLOCK] = [b'\n'; BLOCK];
+    let mut run = 0;
+    while bytes.len() - run >= BLOCK && bytes[run..run + BLOCK] == NEWLINES {
+        run += BLOCK;
+    }
+    run + bytes[run..].iter().take_while(|b| **b == b'\n').count()
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -394,7 +406,7 @@ impl<'a> LineScanner<'a> {
         loop {
             // A run of empty lines costs one pass over the run, not one parse per line.
             if self.pending.is_empty() {
-                let run = chunk.iter().take_while(|b| **b == b'\n').count();
+                let run = leading_newlines(chunk);
                 if run > 0 {
                     self.empty_lines(run);
                     chunk = &chunk[run..];
@@ -540,6 +552,20 @@ mod tests {
             .err()
             .expect("refused");
         assert_eq!(fault.code, ErrorCode::LoadCorruptFrame);
+    }
+
+    #[test]
+    fn runs_of_empty_lines_are_counted_as_unparsable_lines() {
+        for blank in [1, 4095, 4096, 4097, 3 * 4096 + 5] {
+            let mut log = b"{\"type\":\"session\"}\n{\"seq\":0}\n".to_vec();
+            log.resize(log.len() + blank, b'\n');
+            log.extend_from_slice(b"{\"seq\":1,\"type\":\"turn/end\"}\n");
+            let fault = frame_raw(&log, &limits()).err().expect("damage before a turn end");
+            assert!(fault.message.contains("line 2"), "{blank}: {}", fault.message);
+            let mut run = vec![b'\n'; blank];
+            run.push(b'x');
+            assert_eq!(leading_newlines(&run), blank);
+        }
     }
 
     #[test]
