@@ -13,6 +13,7 @@ pub use crate::event::Event;
 pub use header::SessionHeader;
 pub use validate::KNOWN_EVENT_TYPES;
 
+use crate::archive::LoadBudget;
 use crate::error::{Error, ErrorCode};
 use crate::fold::{Surface, fold_surface};
 use crate::json::Json;
@@ -34,8 +35,17 @@ pub struct ReadLimits {
     pub max_decompressed_bytes: u64,
     /// Maximum length of one JSONL line in bytes (default 256 MiB).
     pub max_line_bytes: usize,
-    /// Maximum JSON nesting depth of one record (default 512).
+    /// Maximum JSON nesting depth of one record (default 512; never more than
+    /// [`crate::json::MAX_JSON_DEPTH`], whatever is configured).
     pub max_json_depth: usize,
+    /// Maximum keys of one JSON object in a record (default
+    /// [`crate::json::DEFAULT_MAX_OBJECT_KEYS`]).
+    pub max_object_keys: usize,
+    /// A compressed stream (a ZIP entry, a whole ZIP, a `.jsonl.zstd` log) may decompress to
+    /// at most this many times its compressed size plus
+    /// [`crate::archive::budget::RATIO_SLACK_BYTES`] (default 100), so a bomb stops after a
+    /// few hundred times its own size.
+    pub max_compression_ratio: u64,
 }
 
 impl Default for ReadLimits {
@@ -44,7 +54,19 @@ impl Default for ReadLimits {
             max_decompressed_bytes: 1 << 30,
             max_line_bytes: 256 << 20,
             max_json_depth: 512,
+            max_object_keys: crate::json::DEFAULT_MAX_OBJECT_KEYS,
+            max_compression_ratio: 100,
         }
+    }
+}
+
+impl ReadLimits {
+    /// Parses one record (a header or a log line) within these limits.
+    pub(crate) fn parse_record(&self, text: &str) -> Result<Json, crate::json::ParseError> {
+        let depth = crate::json::ParseLimits {
+            max_depth: self.max_json_depth,
+        };
+        Json::parse_bounded(text, depth, self.max_object_keys)
     }
 }
 
@@ -99,9 +121,21 @@ impl From<LogFault> for Error {
 
 /// Reads one log file's bytes through DSH's whole inspection pipeline.
 pub fn read_log(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Result<SessionLog, Error> {
+    read_log_within(bytes, encoding, limits, &LoadBudget::unlimited())
+}
+
+/// [`read_log`] within a load's budget: what a `.jsonl.zstd` log decodes to is spent from
+/// `budget` (`crate::archive::Gathered::budget`), and a log that would overdraw it fails
+/// with `SESSION_LOAD_LIMIT_EXCEEDED` before decoding past what is left.
+pub fn read_log_within(
+    bytes: &[u8],
+    encoding: Encoding,
+    limits: &ReadLimits,
+    budget: &LoadBudget,
+) -> Result<SessionLog, Error> {
     let framed = match encoding {
         Encoding::Raw => framing::frame_raw(bytes, limits)?,
-        Encoding::Zstd => framing::frame_zstd(bytes, limits)?,
+        Encoding::Zstd => framing::frame_zstd(bytes, limits, budget)?,
     };
     let parsed_header = header::parse_header_line(&framed.header_line, limits)?;
     let id = parsed_header.header.id.clone();
