@@ -15,7 +15,7 @@ pub use validate::KNOWN_EVENT_TYPES;
 
 use crate::archive::LoadBudget;
 use crate::error::{Error, ErrorCode};
-use crate::fold::{Surface, fold_surface};
+use crate::fold::{Surface, extend_surface, fold_surface};
 use crate::json::Json;
 
 /// How a log file is encoded on disk.
@@ -155,7 +155,7 @@ pub fn read_log_within(
     let closers = repair::interrupted_turn_closers(&raw_events);
     let synthetic_closers = closers.len();
     raw_events.extend(closers);
-    let events = validate::envelopes(raw_events).map_err(in_context)?;
+    let events = validate::envelopes(raw_events, 0).map_err(in_context)?;
     parsed_header.validate().map_err(in_context)?;
     let header = parsed_header.header;
     let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
@@ -210,12 +210,12 @@ pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error>
         validate::message_shape(event)?;
     }
     let start = log.events.len();
-    let mut all: Vec<Json> = log.events.iter().map(|e| Json::Object(e.as_json().clone())).collect();
-    all.extend(events);
-    let validated = validate::envelopes(all)?;
-    let surface = fold_surface(&validated)?;
-    debug_assert!(validated.len() >= start);
-    log.events = validated;
-    log.surface = surface;
+    let appended = validate::envelopes(events, start)?;
+    // Only the new events are checked and folded; on failure the log is put back as it was.
+    log.events.extend(appended);
+    if let Err(error) = extend_surface(&mut log.surface, &log.events, start) {
+        log.events.truncate(start);
+        return Err(error);
+    }
     Ok(())
 }
