@@ -7,12 +7,15 @@ PORT ?= 8000
 ORACLE_DIR ?= target/oracle
 ORACLE_SESSIONS ?= 240
 BENCH_EVENTS ?= 100000
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_TARGETS := json log_raw log_zstd zip_load entries_load uri mention
 WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
 WASM_PKG := www/pkg/dsh_session_search_bg.wasm
 WASM_PKG_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
-.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg bench clean
+.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg bench fuzz fuzz-smoke fuzz-seeds clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -64,6 +67,24 @@ test-differential: oracle ## Compare our reads with DSH's on the generated corpo
 
 bench: ## Benchmark against DSH's own search on BENCH_EVENTS generated events (not part of `test`).
 	tests/bench/run.sh $(BENCH_EVENTS)
+
+fuzz-seeds: ## Write the fuzz seed corpora (fuzz/seeds/) from the small logs in tests/fixtures/spec.
+	python3 fuzz/seeds.py
+
+fuzz: fuzz-seeds ## Fuzz every target for FUZZ_SECONDS each (nightly, cargo-fuzz); executions per target in target/fuzz/.
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	@mkdir -p target/fuzz
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/corpus/$$t; \
+		cargo +nightly fuzz run $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 >target/fuzz/$$t.log 2>&1 \
+			|| { tail -40 target/fuzz/$$t.log; echo "fuzz target $$t failed: see target/fuzz/$$t.log and fuzz/artifacts/$$t/"; exit 1; }; \
+		echo "$$t: $$(grep -o 'Done [0-9]* runs' target/fuzz/$$t.log | tail -1)"; \
+	done
+
+fuzz-smoke: ## Fuzz every target for FUZZ_SMOKE_SECONDS (5) each: a quick check the targets build and hold.
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
 
 clean: ## Remove build outputs and generated corpora.
 	cargo clean

@@ -1222,4 +1222,58 @@ mod tests {
         // Repeated keys are one key.
         assert!(Json::parse_bounded(r#"{"a":1,"a":2}"#, limits, 1).is_ok());
     }
+
+    /// Hash-indexed objects behave exactly like the plain list they replaced: a model with
+    /// linear lookups and JavaScript's ordering, driven by random assignments and removals.
+    #[cfg(not(target_arch = "wasm32"))]
+    mod object_model {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn model_insert(model: &mut Vec<(String, i64)>, key: &str, value: i64) {
+            match model.iter_mut().find(|(k, _)| k == key) {
+                Some(slot) => slot.1 = value,
+                None => {
+                    model.push((key.to_owned(), value));
+                    model.sort_by_key(|(k, _)| match array_index_value(k.as_bytes()) {
+                        Some(n) => (0, n),
+                        None => (1, 0),
+                    });
+                }
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn indexed_objects_match_the_linear_model(
+                ops in proptest::collection::vec((0u8..40, 0u8..3, -5i64..5), 0..120)
+            ) {
+                let mut object = JsonObject::new();
+                let mut model: Vec<(String, i64)> = Vec::new();
+                for (key, op, value) in ops {
+                    // Keys 0..10 are array indexes, the rest plain names.
+                    let key = if key < 10 { key.to_string() } else { format!("k{key}") };
+                    if op == 0 {
+                        let removed = object.remove(&key).and_then(|v| v.as_safe_integer());
+                        let at = model.iter().position(|(k, _)| *k == key);
+                        prop_assert_eq!(removed, at.map(|at| model.remove(at).1));
+                    } else {
+                        object.insert(key.as_str(), Json::int(value));
+                        model_insert(&mut model, &key, value);
+                    }
+                    let keys: Vec<String> = object.keys().map(|k| k.to_string()).collect();
+                    let model_keys: Vec<String> = model.iter().map(|(k, _)| k.clone()).collect();
+                    prop_assert_eq!(keys, model_keys);
+                    for (k, v) in &model {
+                        prop_assert_eq!(object.get(k), Some(&Json::int(*v)));
+                    }
+                }
+                // And the parser agrees with assignment order, duplicates included.
+                let text = format!("{{{}}}", object.iter().map(|(k, v)| format!("{}:{}", Json::String(k.clone()), v)).collect::<Vec<_>>().join(","));
+                prop_assert!(Json::parse(&text, ParseLimits::default()).expect("parses") == Json::Object(object));
+            }
+        }
+    }
 }
