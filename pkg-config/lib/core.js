@@ -418,11 +418,6 @@ export function createApi(loadRaw) {
       this.#handle = null;
       if (handle !== null) guard(() => handle.free());
     }
-
-    /** The archive as `using` / `await using` resource (TC39 explicit resource management). */
-    [Symbol.dispose || Symbol.for('Symbol.dispose')]() {
-      this.free();
-    }
   }
 
   const statics = Object.fromEntries(
