@@ -1,5 +1,5 @@
 //! Native benchmark harness for `make bench` (tests/bench/): loads a generated persistence root
-//! through the JSON-RPC face, builds the index with one backend and times DSH's search calls.
+//! through the typed API's method table, builds the index with one backend and times DSH's search calls.
 //!
 //! `cargo run --release --example bench -- CORPUS_DIR BACKEND RUNS OUT.json` with `BACKEND`
 //! `tantivy` or `sqlite` (in memory). The protocol is `tests/bench/lib/measure.mjs`'s: a warm-up
@@ -7,8 +7,8 @@
 //! of the first hit, else the largest session), then `RUNS` timed passes. Times include
 //! serializing the answer to JSON text, as every face returns it.
 
+use dsh_session_search::api::{Archive, Dialect};
 use dsh_session_search::json::{Json, ParseLimits};
-use dsh_session_search::rpc::RpcServer;
 use serde_json::{Value, json};
 use std::time::Instant;
 
@@ -17,20 +17,20 @@ fn fail(message: String) -> ! {
     std::process::exit(2)
 }
 
-fn call(server: &mut RpcServer, method: &str, params: Value) -> Value {
+fn call(server: &mut Archive, method: &str, params: Value) -> Value {
     let params = Json::parse(&params.to_string(), ParseLimits::default()).unwrap_or_else(|e| fail(e.to_string()));
     let list = params.as_array().unwrap_or_default();
-    match server.call_method(method, list) {
+    match server.call_json(method, list, Dialect::Dsh) {
         Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| fail(format!("{method}: {e}"))),
         Err(_) => fail(format!("{method} {params:?} failed")),
     }
 }
 
-fn timed(server: &mut RpcServer, method: &str, params: &Value) -> f64 {
+fn timed(server: &mut Archive, method: &str, params: &Value) -> f64 {
     let params = Json::parse(&params.to_string(), ParseLimits::default()).unwrap_or_else(|e| fail(e.to_string()));
     let list = params.as_array().unwrap_or_default();
     let start = Instant::now();
-    let answer = server.call_method(method, list);
+    let answer = server.call_json(method, list, Dialect::Dsh);
     let ms = start.elapsed().as_secs_f64() * 1e3;
     if answer.is_err() {
         fail(format!("{method} failed"));
@@ -87,7 +87,7 @@ fn main() {
     let queries = queries.as_array().cloned().unwrap_or_default();
     let fallback = manifest["largestSession"]["id"].clone();
 
-    let mut server = RpcServer::new();
+    let mut server = Archive::default();
     let (rss_start, _) = rss();
     let start = Instant::now();
     let report = call(

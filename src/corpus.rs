@@ -105,6 +105,116 @@ pub struct Corpus {
     session_generations: BTreeMap<String, u64>,
 }
 
+/// How far a load has got: log bytes and logs read so far, of all gathered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadProgress {
+    /// Bytes of the logs read so far (as stored: compressed for zstd logs).
+    pub bytes_done: u64,
+    /// Bytes of every gathered log.
+    pub bytes_total: u64,
+    /// Logs read so far.
+    pub sessions_done: usize,
+    /// Logs gathered.
+    pub sessions_total: usize,
+}
+
+/// A load under way, not yet visible: inputs gathered into log files, read one log per
+/// [`LoadJob::step`], published by [`Corpus::commit`] (or dropped, publishing nothing).
+#[derive(Debug)]
+pub struct LoadJob {
+    options: LoadOptions,
+    report: LoadReport,
+    pending: std::vec::IntoIter<LogFile>,
+    progress: LoadProgress,
+    read: Vec<(LogFile, SessionLog)>,
+    unreadable: Vec<(SessionHeader, Error)>,
+}
+
+impl LoadJob {
+    /// Gathers the inputs' log files; nothing is parsed yet.
+    pub fn new(inputs: Vec<Input>, options: &LoadOptions) -> LoadJob {
+        let gathered = archive::gather(inputs, options);
+        let report = LoadReport {
+            inputs: gathered.inputs,
+            failures: gathered.failures.into_iter().map(LoadFailure::of_file).collect(),
+            ..LoadReport::default()
+        };
+        let progress = LoadProgress {
+            bytes_total: gathered.logs.iter().map(|l| l.bytes.len() as u64).sum(),
+            sessions_total: gathered.logs.len(),
+            ..LoadProgress::default()
+        };
+        LoadJob {
+            options: *options,
+            report,
+            pending: gathered.logs.into_iter(),
+            progress,
+            read: Vec::new(),
+            unreadable: Vec::new(),
+        }
+    }
+
+    /// How far the load has got.
+    pub fn progress(&self) -> LoadProgress {
+        self.progress
+    }
+
+    /// Reads the next log; `false` once every log has been read.
+    pub fn step(&mut self) -> bool {
+        let Some(mut file) = self.pending.next() else {
+            return false;
+        };
+        self.progress.bytes_done += file.bytes.len() as u64;
+        self.progress.sessions_done += 1;
+        match read_bound(&file, &self.options) {
+            Ok(log) => {
+                // The events hold everything a read needs: the file's bytes can go now.
+                file.bytes = Vec::new();
+                self.read.push((file, log));
+            }
+            Err((session_id, error)) => self.fail(file, session_id, error),
+        }
+        true
+    }
+
+    fn fail(&mut self, file: LogFile, session_id: Option<String>, error: Error) {
+        // DSH lists a session from its header alone; reads of it then fail.
+        if matches!(
+            error.code,
+            ErrorCode::LoadCorrupt
+                | ErrorCode::LoadDamaged
+                | ErrorCode::LoadCorruptFrame
+                | ErrorCode::LoadUnsupportedVersion
+                | ErrorCode::LoadUnknownEventType
+                | ErrorCode::LoadLimitExceeded
+        ) && let Some(header) = log::listing_header(&file.bytes, file.encoding, &self.options.limits)
+        {
+            let read_error = Error::new(error.code.dsh_query_code(), error.message.clone());
+            self.unreadable.push((header, read_error));
+        }
+        self.report.failures.push(LoadFailure {
+            input: file.input,
+            path: file.path,
+            session_id,
+            code: error.code,
+            message: error.message,
+        })
+    }
+}
+
+impl LoadFailure {
+    fn of_file(f: FileFailure) -> LoadFailure {
+        LoadFailure {
+            input: f.input,
+            path: f.path,
+            session_id: None,
+            code: f.code,
+            message: f.message,
+        }
+    }
+}
+
 impl Corpus {
     /// An empty corpus.
     pub fn new() -> Self {
@@ -145,54 +255,27 @@ impl Corpus {
         options: &LoadOptions,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<LoadReport, Error> {
-        let gathered = archive::gather(inputs, options);
-        let mut report = LoadReport {
-            inputs: gathered.inputs,
-            ..LoadReport::default()
-        };
-        report
-            .failures
-            .extend(gathered.failures.into_iter().map(|f: FileFailure| LoadFailure {
-                input: f.input,
-                path: f.path,
-                session_id: None,
-                code: f.code,
-                message: f.message,
-            }));
-        let total = gathered.logs.len();
-        let mut read: Vec<(LogFile, SessionLog)> = Vec::new();
-        let mut unreadable: Vec<(SessionHeader, Error)> = Vec::new();
-        for (done, file) in gathered.logs.into_iter().enumerate() {
-            match read_bound(&file, options) {
-                Ok(log) => read.push((file, log)),
-                Err((session_id, error)) => {
-                    // DSH lists a session from its header alone; reads of it then fail.
-                    if matches!(
-                        error.code,
-                        ErrorCode::LoadCorrupt
-                            | ErrorCode::LoadDamaged
-                            | ErrorCode::LoadCorruptFrame
-                            | ErrorCode::LoadUnsupportedVersion
-                            | ErrorCode::LoadUnknownEventType
-                            | ErrorCode::LoadLimitExceeded
-                    ) && let Some(header) = log::listing_header(&file.bytes, file.encoding, &options.limits)
-                    {
-                        let read_error = Error::new(error.code.dsh_query_code(), error.message.clone());
-                        unreadable.push((header, read_error));
-                    }
-                    report.failures.push(LoadFailure {
-                        input: file.input,
-                        path: file.path,
-                        session_id,
-                        code: error.code,
-                        message: error.message,
-                    })
-                }
-            }
-            progress(done + 1, total);
+        let mut job = LoadJob::new(inputs, options);
+        while job.step() {
+            let done = job.progress();
+            progress(done.sessions_done, done.sessions_total);
         }
+        self.commit(job)
+    }
+
+    /// Publishes a load: runs what is left of `job`, then admits every session it read. With
+    /// `strict`, any failure fails the call and the corpus is left unchanged.
+    pub fn commit(&mut self, mut job: LoadJob) -> Result<LoadReport, Error> {
+        while job.step() {}
+        let LoadJob {
+            options,
+            mut report,
+            mut read,
+            unreadable,
+            ..
+        } = job;
         reject_ids_repeated_in_one_root(&mut read, &mut report);
-        if let Some(error) = strict_failure(options, &report) {
+        if let Some(error) = strict_failure(&options, &report) {
             return Err(error);
         }
         let mut staged = self.clone();
@@ -206,7 +289,7 @@ impl Corpus {
                 staged.unreadable.insert(header.id.clone(), (header, error));
             }
         }
-        if let Some(error) = strict_failure(options, &report) {
+        if let Some(error) = strict_failure(&options, &report) {
             return Err(error);
         }
         let changed: BTreeSet<String> = report

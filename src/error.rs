@@ -88,11 +88,16 @@ pub enum ErrorCode {
     ReferenceBudgetExceeded,
     /// `SESSION_REFERENCE_CANCELLED`: the caller cancelled the preparation or listing.
     ReferenceCancelled,
+
+    /// `SESSION_INVALID_ARGUMENT`: a call's arguments are not of the method's shape (an unknown
+    /// method, a missing parameter, an unknown option key, a value of the wrong type where the
+    /// face checks types strictly). DSH's own validation codes take precedence where DSH has one.
+    InvalidArgument,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 35] = [
+    pub const ALL: [ErrorCode; 36] = [
         ErrorCode::LoadCorrupt,
         ErrorCode::LoadDamaged,
         ErrorCode::LoadInvalidHeader,
@@ -128,6 +133,7 @@ impl ErrorCode {
         ErrorCode::ReferenceReadFailed,
         ErrorCode::ReferenceBudgetExceeded,
         ErrorCode::ReferenceCancelled,
+        ErrorCode::InvalidArgument,
     ];
 
     /// The stable wire spelling, e.g. `"SESSION_QUERY_INVALID_SURFACE"`.
@@ -168,6 +174,7 @@ impl ErrorCode {
             ErrorCode::ReferenceReadFailed => "SESSION_REFERENCE_READ_FAILED",
             ErrorCode::ReferenceBudgetExceeded => "SESSION_REFERENCE_BUDGET_EXCEEDED",
             ErrorCode::ReferenceCancelled => "SESSION_REFERENCE_CANCELLED",
+            ErrorCode::InvalidArgument => "SESSION_INVALID_ARGUMENT",
         }
     }
 
@@ -223,6 +230,11 @@ impl Error {
             message: message.into(),
         }
     }
+
+    /// A `SESSION_INVALID_ARGUMENT` error: the call's arguments do not fit the method.
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::InvalidArgument, message)
+    }
 }
 
 /// `Result` with this crate's [`Error`].
@@ -240,7 +252,8 @@ mod tests {
             assert!(
                 s.starts_with("SESSION_LOAD_")
                     || s.starts_with("SESSION_QUERY_")
-                    || s.starts_with("SESSION_REFERENCE_"),
+                    || s.starts_with("SESSION_REFERENCE_")
+                    || s == "SESSION_INVALID_ARGUMENT",
                 "{s}"
             );
             assert!(seen.insert(s), "duplicate {s}");

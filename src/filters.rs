@@ -158,15 +158,8 @@ pub fn parse_event_filters(filters: &Json, allow_text: bool) -> Result<Vec<Event
                 "type" => EventFilter::Type(strings(kind, filter)?),
                 "surface" => {
                     let values = strings(kind, filter)?;
-                    allowed(kind, &values, &["current", "shadowed", "log-only"])?;
-                    let labels = values
-                        .iter()
-                        .map(|v| match v.as_str() {
-                            "current" => SurfaceLabel::Current,
-                            "shadowed" => SurfaceLabel::Shadowed,
-                            _ => SurfaceLabel::LogOnly,
-                        })
-                        .collect();
+                    allowed(kind, &values, &SurfaceLabel::ALL.map(SurfaceLabel::as_str))?;
+                    let labels = values.iter().filter_map(|v| SurfaceLabel::parse(v)).collect();
                     EventFilter::Surface(labels)
                 }
                 "text" if allow_text => match filter.get("text").and_then(Json::as_js_string) {

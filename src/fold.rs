@@ -21,6 +21,14 @@ pub enum SurfaceLabel {
 }
 
 impl SurfaceLabel {
+    /// Every label, in DSH's order.
+    pub const ALL: [SurfaceLabel; 3] = [SurfaceLabel::Current, SurfaceLabel::Shadowed, SurfaceLabel::LogOnly];
+
+    /// The label with this wire spelling.
+    pub fn parse(name: &str) -> Option<SurfaceLabel> {
+        SurfaceLabel::ALL.into_iter().find(|label| label.as_str() == name)
+    }
+
     /// The wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -22,6 +22,7 @@
 //! assert_eq!(events[0].surface.as_str(), "current");
 //! ```
 
+pub mod api;
 pub mod archive;
 pub mod corpus;
 pub mod documents;

@@ -1,9 +1,10 @@
 //! The `dsh-session-search` command: load archives and read sessions from a terminal, or serve
 //! the library over JSON-RPC on stdio.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use dsh_session_search::api::{Archive, ArchiveOptions};
 use dsh_session_search::archive::{Input, LoadOptions};
-use dsh_session_search::corpus::{Corpus, LoadReport};
+use dsh_session_search::corpus::{Corpus, LoadFailure, LoadReport};
 use dsh_session_search::error::{Error, ErrorCode};
 use dsh_session_search::filters::{EventFilter, SessionFilter};
 use dsh_session_search::fold::SurfaceLabel;
@@ -12,15 +13,20 @@ use dsh_session_search::reference;
 use dsh_session_search::rpc::RpcServer;
 use dsh_session_search::search::backend::{Backend, SearchOptions};
 use dsh_session_search::search::engine::EventHit;
-use dsh_session_search::search::request::{parse_event_request, parse_session_request};
+use dsh_session_search::search::request::{EventSearchRequest, SessionSearchRequest};
 use dsh_session_search::search::tokenizer::TokenizerMode;
+use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+const EXIT_STATUS: &str = "Exit status: 0 on success; 1 on an error, when no given archive \
+loaded, or when `search` finds nothing; 2 on a usage error.";
 
 /// Load DeepSeek Harness session archives and read them locally.
 #[derive(Parser)]
-#[command(name = "dsh-session-search", version, about)]
+#[command(name = "dsh-session-search", version, about, after_help = EXIT_STATUS)]
 struct Cli {
     /// A persistence root folder, a `.jsonl` / `.jsonl.zstd` log or a DSH export ZIP (repeatable).
     #[arg(long = "archive", short = 'a', value_name = "PATH", global = true)]
@@ -31,6 +37,9 @@ struct Cli {
     /// Fail the whole load if any session fails, as DSH does.
     #[arg(long, global = true)]
     strict: bool,
+    /// A load limit, e.g. `--load-limit maxLineBytes=1048576` (repeatable; names and defaults in the README).
+    #[arg(long = "load-limit", value_name = "NAME=N", global = true)]
+    limits: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -82,9 +91,9 @@ enum Command {
         /// Keep events of this type (repeatable).
         #[arg(long = "type")]
         types: Vec<String>,
-        /// Keep events with this label: current, shadowed, log-only (repeatable).
-        #[arg(long)]
-        surface: Vec<String>,
+        /// Keep events with this surface label (repeatable).
+        #[arg(long, value_enum)]
+        surface: Vec<SurfaceArg>,
         /// Keep documents containing this text (literal, case-insensitive, flexible whitespace).
         #[arg(long)]
         text: Option<String>,
@@ -127,16 +136,13 @@ enum Command {
         #[arg(long)]
         max_reference_bytes: Option<u64>,
         /// Order of the two messages in the `--json` result.
-        #[arg(long, default_value = "context-first", value_parser = ["context-first", "readable-first"])]
-        order: String,
+        #[arg(long, value_enum, default_value_t = OrderArg::ContextFirst)]
+        order: OrderArg,
     },
     /// Encode a session id as a `dsh-session:` URI, or decode one.
     Uri {
-        /// `encode` or `decode`.
-        #[arg(value_parser = ["encode", "decode"])]
-        action: String,
-        /// The id (encode) or the URI (decode).
-        value: String,
+        #[command(subcommand)]
+        action: UriAction,
     },
     /// Print the mention `@[label](dsh-session:…)` of a session.
     Mention {
@@ -161,15 +167,15 @@ enum Command {
         /// Hits per page (1–100).
         #[arg(long, default_value_t = 20)]
         limit: u64,
-        /// Keep events with this label: current, shadowed, log-only (repeatable).
-        #[arg(long)]
-        surface: Vec<String>,
+        /// Keep events with this surface label (repeatable).
+        #[arg(long, value_enum)]
+        surface: Vec<SurfaceArg>,
         /// Follow every next cursor and print all pages.
         #[arg(long)]
         all_pages: bool,
-        /// The index engine.
-        #[arg(long, value_parser = ["tantivy", "sqlite", "scan"], default_value = "tantivy")]
-        backend: String,
+        /// The index engine [default: tantivy, or sqlite with --index].
+        #[arg(long, value_enum)]
+        backend: Option<BackendArg>,
         /// Keep the SQLite index at this path and reuse it across runs (implies --backend sqlite).
         #[arg(long, value_name = "PATH")]
         index: Option<PathBuf>,
@@ -181,6 +187,70 @@ enum Command {
     Rpc,
 }
 
+#[derive(Subcommand)]
+enum UriAction {
+    /// Print the canonical `dsh-session:` URI of a session id.
+    Encode {
+        /// The session id.
+        id: String,
+    },
+    /// Print the session id a `dsh-session:` URI names.
+    Decode {
+        /// The URI.
+        uri: String,
+    },
+}
+
+/// An event's place relative to the model's history (the library's [`SurfaceLabel`]).
+#[derive(Clone, Copy, ValueEnum)]
+enum SurfaceArg {
+    /// On the surface after the whole log is folded.
+    Current,
+    /// Was on the surface and was removed by a later replacement.
+    Shadowed,
+    /// Never part of the surface.
+    LogOnly,
+}
+
+impl From<SurfaceArg> for SurfaceLabel {
+    fn from(arg: SurfaceArg) -> Self {
+        match arg {
+            SurfaceArg::Current => SurfaceLabel::Current,
+            SurfaceArg::Shadowed => SurfaceLabel::Shadowed,
+            SurfaceArg::LogOnly => SurfaceLabel::LogOnly,
+        }
+    }
+}
+
+/// The search index engine.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BackendArg {
+    /// tantivy, in memory.
+    Tantivy,
+    /// SQLite FTS5 (DSH's own index), in memory or at --index.
+    Sqlite,
+    /// A brute-force scan (the reference behaviour; small corpora).
+    Scan,
+}
+
+/// The order of the two messages `prepare` writes.
+#[derive(Clone, Copy, ValueEnum)]
+enum OrderArg {
+    /// The context message first, then the readable message (DSH's design).
+    ContextFirst,
+    /// The readable message first, then its context (DSH ≥ 0.1.0-rc.8).
+    ReadableFirst,
+}
+
+impl From<OrderArg> for reference::AppendOrder {
+    fn from(arg: OrderArg) -> Self {
+        match arg {
+            OrderArg::ContextFirst => reference::AppendOrder::ContextFirst,
+            OrderArg::ReadableFirst => reference::AppendOrder::ReadableFirst,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
@@ -188,14 +258,19 @@ fn main() -> ExitCode {
         // A closed pipe (`| head`) is the reader's choice, not a failure.
         Err(error) if error.message == BROKEN_PIPE => ExitCode::SUCCESS,
         Err(error) => {
-            if cli.json {
-                let body = serde_json::json!({ "error": { "code": error.code.as_str(), "message": error.message } });
-                println!("{body}");
-            } else {
-                eprintln!("error {}: {}", error.code, error.message);
-            }
+            print_error(&error, cli.json);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// An error as the user sees it: one line on stderr, or `{"error": …}` on stdout with `--json`.
+fn print_error(error: &Error, json: bool) {
+    if json {
+        let body = serde_json::json!({ "error": { "code": error.code.as_str(), "message": error.message } });
+        println!("{body}");
+    } else {
+        eprintln!("error {}: {}", error.code, visible(&error.message));
     }
 }
 
@@ -215,43 +290,180 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
     if let Some(result) = run_reference_text(cli) {
         return result.map(|()| ExitCode::SUCCESS);
     }
+    if cli.archives.is_empty() {
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "this command reads sessions: give at least one --archive PATH \
+                 (a persistence root such as ~/.dsh/sessions, a log, or an export ZIP)",
+            )
+            .exit();
+    }
+    let mut archive = Archive::new(archive_options(cli)?);
+    let report = load_archives(&mut archive, cli)?;
+    let is_report = matches!(cli.command, Command::Report);
+    if nothing_loaded(&report) {
+        return Ok(explain_nothing_loaded(&report, cli.json, is_report));
+    }
+    if !is_report {
+        warn_about_load(&report);
+    }
+    run_corpus_command(cli, &mut archive, &report)
+}
+
+/// The archive's settings from `--load-limit NAME=N` (the API's limit names and checks).
+fn archive_options(cli: &Cli) -> Result<ArchiveOptions, Error> {
+    let mut limits = JsonObject::new();
+    for limit in &cli.limits {
+        let (name, value) = limit
+            .split_once('=')
+            .ok_or_else(|| Error::invalid_argument(format!("--load-limit {limit:?}: write NAME=N")))?;
+        let value: f64 = value
+            .parse()
+            .map_err(|_| Error::invalid_argument(format!("--load-limit {name}: {value:?} is not a number")))?;
+        limits.insert(name, Json::Number(value));
+    }
+    let mut options = JsonObject::new();
+    options.insert("limits", Json::Object(limits));
+    ArchiveOptions::from_json(Some(&Json::Object(options)))
+}
+
+/// Loads the `--archive` paths (each once), with a progress line on a terminal.
+fn load_archives(archive: &mut Archive, cli: &Cli) -> Result<LoadReport, Error> {
     let options = LoadOptions {
         strict: cli.strict,
-        ..LoadOptions::default()
+        ..archive.options().load
     };
-    let mut corpus = Corpus::new();
-    let inputs = cli.archives.iter().cloned().map(Input::Path).collect();
+    let inputs = distinct_archives(&cli.archives).into_iter().map(Input::Path).collect();
     let show_progress = std::io::stderr().is_terminal();
-    let report = corpus.load_with_progress(inputs, &options, &mut |done, total| {
+    archive.load_with_progress(inputs, &options, &mut |done, total| {
         if show_progress && (done % 16 == 0 || done == total) {
             eprint!("\rreading logs: {done}/{total}");
             if done == total {
                 eprintln!();
             }
         }
-    })?;
+    })
+}
+
+/// The archives to load, each once. The same path given twice (however it is spelled) would
+/// otherwise be one persistence root read twice, where every session looks repeated.
+fn distinct_archives(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut first_spelling: std::collections::BTreeMap<PathBuf, &Path> = Default::default();
+    let mut distinct = Vec::new();
+    for path in paths {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        match first_spelling.get(&key) {
+            Some(first) if *first == path.as_path() => {
+                eprintln!("note: {} given twice; loaded once", shown_path(path));
+            }
+            Some(first) => {
+                eprintln!(
+                    "note: {} is {} given again; loaded once",
+                    shown_path(path),
+                    shown_path(first)
+                );
+            }
+            None => {
+                first_spelling.insert(key, path);
+                distinct.push(path.clone());
+            }
+        }
+    }
+    distinct
+}
+
+fn shown_path(path: &Path) -> String {
+    visible(&path.display().to_string()).into_owned()
+}
+
+/// Every given archive failed: not one session loaded, and something went wrong.
+fn nothing_loaded(report: &LoadReport) -> bool {
+    report.sessions.is_empty() && !report.failures.is_empty()
+}
+
+/// Says on stderr what failed, by path; `report` still prints its report. Exits non-zero.
+fn explain_nothing_loaded(report: &LoadReport, json: bool, is_report: bool) -> ExitCode {
+    if is_report {
+        // The report itself lists the failures; a broken pipe has nothing left to say.
+        let _ = print_report(report, json, &mut std::io::stdout().lock());
+        eprintln!("error: nothing loaded ({})", count(report.failures.len(), "failure"));
+        return ExitCode::FAILURE;
+    }
+    for failure in &report.failures {
+        eprintln!("error {}", failure_line(failure));
+    }
+    if json {
+        let first = &report.failures[0];
+        let message = format!("nothing loaded: {}: {}", failure_location(first), first.message);
+        print_error(&Error::new(first.code, message), true);
+    }
+    ExitCode::FAILURE
+}
+
+/// Partial success: one line about the failures, and a note for each input holding no log.
+fn warn_about_load(report: &LoadReport) {
+    for input in report.inputs.iter().filter(|i| i.logs == 0) {
+        eprintln!("note: {}: no session logs found", visible(&input.input));
+    }
+    if let Some(first) = report.failures.first() {
+        eprintln!(
+            "warning: {} while loading (first: {}); `report` lists them",
+            count(report.failures.len(), "failure"),
+            failure_line(first)
+        );
+    }
+}
+
+fn failure_line(failure: &LoadFailure) -> String {
+    let LoadFailure {
+        input,
+        path,
+        code,
+        message,
+        ..
+    } = failure;
+    failure_text(code.as_str(), input, path, message)
+}
+
+/// `CODE: where: what`, session data made visible.
+fn failure_text(code: &str, input: &str, path: &str, message: &str) -> String {
+    format!("{code}: {}: {}", location(input, path), visible(message))
+}
+
+fn failure_location(failure: &LoadFailure) -> String {
+    location(&failure.input, &failure.path)
+}
+
+/// The input, and the path inside it when the failure is not the input itself.
+fn location(input: &str, path: &str) -> String {
+    match path {
+        "" => visible(input).into_owned(),
+        path => format!("{}: {}", visible(input), visible(path)),
+    }
+}
+
+/// `1 failure`, `2 failures`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The commands that read the loaded corpus.
+fn run_corpus_command(cli: &Cli, archive: &mut Archive, report: &LoadReport) -> Result<ExitCode, Error> {
+    if let Command::Search { .. } = &cli.command {
+        return run_search_command(cli, archive);
+    }
+    let corpus = archive.corpus();
     let mut out = std::io::stdout().lock();
     let json = cli.json;
     match &cli.command {
-        Command::Sessions => print_sessions(&corpus, json, &mut out),
-        Command::Show { id } => print_show(&corpus, id, json, &mut out)?,
-        Command::Events { id } => {
-            let events = corpus.list_events(id)?;
-            if json {
-                writeln!(out, "{}", to_json(&events))
-            } else {
-                events.iter().try_for_each(|e| {
-                    writeln!(
-                        out,
-                        "{:>6}  {:<8}  {:<13}  {}",
-                        e.seq,
-                        e.surface.as_str(),
-                        e.time,
-                        e.kind
-                    )
-                })
-            }
-        }
+        Command::Sessions => print_sessions(corpus, json, &mut out),
+        Command::Show { id } => print_show(corpus, id, json, &mut out)?,
+        Command::Events { id } => print_events(corpus, id, json, &mut out)?,
         Command::Event { id, seq, before, after } => {
             let window = corpus.read_event(id, *seq, *before, *after)?;
             if json {
@@ -261,7 +473,13 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 window.events.iter().try_for_each(|event| {
                     let n = event.get("seq").and_then(Json::as_f64).unwrap_or_default() as usize;
                     let marker = if n as u64 == *seq { ">" } else { " " };
-                    writeln!(out, "{marker}{n:>5}  {:<8}  {}", labels[n].surface.as_str(), event)
+                    let label = labels[n].surface.as_str();
+                    let time = iso_time(labels[n].time);
+                    writeln!(
+                        out,
+                        "{marker}{n:>5}  {label:<8}  {time}  {}",
+                        visible(&event.to_string())
+                    )
                 })
             }
         }
@@ -272,8 +490,10 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
             } else {
                 surface.events.iter().try_for_each(|event| {
                     let seq = event.get("seq").map(|s| s.to_js_string()).unwrap_or_default();
+                    let time = event.get("time").and_then(Json::as_f64).map(|t| iso_time(t as i64));
                     let kind = event.get("type").and_then(|t| t.as_str()).unwrap_or_default();
-                    writeln!(out, "{seq:>6}  {kind:<18}  {}", first_line(event))
+                    let (time, kind) = (time.unwrap_or_default(), visible(kind));
+                    writeln!(out, "{seq:>6}  {time:<24}  {kind:<18}  {}", visible(&first_line(event)))
                 })
             }
         }
@@ -290,21 +510,7 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
             if json {
                 writeln!(out, "{}", to_json(&trace))
             } else {
-                writeln!(
-                    out,
-                    "event {} ({}, {})",
-                    trace.target.seq,
-                    trace.target.kind,
-                    trace.target.surface.as_str()
-                )
-                .and_then(|_| writeln!(out, "replaced by:     {:?}", trace.replaced_by))
-                .and_then(|_| writeln!(out, "replacement chain: {:?}", trace.replacement_chain))
-                .and_then(|_| writeln!(out, "replaced:        {:?}", trace.replaced_event_seqs))
-                .and_then(|_| {
-                    let sources: Vec<String> = trace.source_event_seqs.iter().map(Json::to_js_string).collect();
-                    writeln!(out, "sources:         [{}]", sources.join(", "))
-                })
-                .and_then(|_| writeln!(out, "derived:         {:?}", trace.derived_event_seqs))
+                print_event_trace(&trace, &mut out)
             }
         }
         Command::Filter {
@@ -319,9 +525,7 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 filters.push(EventFilter::Type(types.clone()));
             }
             if !surface.is_empty() {
-                filters.push(EventFilter::Surface(
-                    surface.iter().map(|s| parse_label(s)).collect::<Result<_, _>>()?,
-                ));
+                filters.push(EventFilter::Surface(surface.iter().map(|&s| s.into()).collect()));
             }
             if let Some(text) = text {
                 filters.push(EventFilter::Text(text.clone()));
@@ -339,12 +543,15 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
                         .chars()
                         .take(100)
                         .collect::<String>();
+                    let record = &d.record;
                     writeln!(
                         out,
-                        "{:>6}  {:<8}  {:<18}  {line}",
-                        d.record.seq,
-                        d.record.surface.as_str(),
-                        d.record.kind
+                        "{:>6}  {:<8}  {}  {:<18}  {}",
+                        record.seq,
+                        record.surface.as_str(),
+                        iso_time(record.time),
+                        visible(&record.kind),
+                        visible(&line)
                     )
                 })
             }
@@ -368,79 +575,30 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
                 writeln!(out, "{}", to_json(&records))
             } else {
                 records.iter().try_for_each(|r| {
-                    writeln!(
-                        out,
-                        "{}  {}",
-                        r.header.id,
-                        r.header.cwd.as_deref().unwrap_or("(no cwd)")
-                    )
+                    let header = &r.header;
+                    let cwd = header.cwd.as_deref().unwrap_or("(no cwd)");
+                    writeln!(out, "{}  {}", visible(&header.id), visible(cwd))
                 })
             }
         }
-        Command::Report => print_report(&report, json, &mut out),
-        Command::Search {
-            query,
-            session,
-            limit,
-            surface,
-            all_pages,
-            backend,
-            index,
-            cjk,
-        } => {
-            let options = SearchOptions {
-                backend: match (backend.as_str(), index) {
-                    (_, Some(path)) => Backend::Sqlite {
-                        path: Some(path.display().to_string()),
-                    },
-                    ("sqlite", None) => Backend::Sqlite { path: None },
-                    ("scan", None) => Backend::Scan,
-                    _ => Backend::Tantivy,
-                },
-                tokenizer: if *cjk {
-                    TokenizerMode::Cjk
-                } else {
-                    TokenizerMode::Unicode61
-                },
-                ..SearchOptions::default()
-            };
-            run_search(
-                &corpus,
-                &options,
-                query,
-                session.as_deref(),
-                *limit,
-                surface,
-                *all_pages,
-                json,
-                &mut out,
-            )?
-        }
+        Command::Report => print_report(report, json, &mut out),
+        Command::Search { .. } => Ok(()),
         Command::Candidates {
             agent,
             query,
             limit,
             cwd,
         } => {
-            let mut agent = reference::ReferenceAgent::of_session(&corpus, &agent.as_str().into());
+            let mut agent = reference::ReferenceAgent::of_session(corpus, &agent.as_str().into());
             if cwd.is_some() {
                 agent.cwd = cwd.clone();
             }
-            let candidates = reference::list_candidates(&corpus, &agent, &query.as_str().into(), *limit)?;
+            let candidates = reference::list_candidates(corpus, &agent, &query.as_str().into(), *limit)?;
             if json {
                 let list = Json::Array(candidates.iter().map(reference::Candidate::to_json).collect());
                 writeln!(out, "{list}")
             } else {
-                candidates.iter().try_for_each(|c| {
-                    let cwd = c.cwd.as_deref().unwrap_or("(no cwd)");
-                    let same = if c.same_workspace { "  (same workspace)" } else { "" };
-                    let subagent = c
-                        .display_title
-                        .as_ref()
-                        .map(|t| format!("  subagent: {t}"))
-                        .unwrap_or_default();
-                    writeln!(out, "{}  {cwd}{same}{subagent}", c.mention)
-                })
+                candidates.iter().try_for_each(|c| print_candidate(c, &mut out))
             }
         }
         Command::Prepare {
@@ -471,15 +629,17 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
                     call: *max_reference_bytes,
                     ..Default::default()
                 },
-                order: reference::AppendOrder::parse(order).unwrap_or_default(),
+                order: (*order).into(),
                 ..Default::default()
             };
-            let agent = reference::ReferenceAgent::of_session(&corpus, &agent.as_str().into());
+            let agent = reference::ReferenceAgent::of_session(corpus, &agent.as_str().into());
             let content = Json::Array(vec![Json::Object(block)]);
-            let prepared = reference::prepare(&corpus, &agent, &content, &references, &options)?;
+            let prepared = reference::prepare(corpus, &agent, &content, &references, &options)?;
             match (json, prepared.context_text()) {
                 (true, _) => writeln!(out, "{}", prepared.to_json()),
-                // The exact bytes: the prompt ends at its closing tag, with no newline.
+                // The exact bytes when piped: the prompt ends at its closing tag, with no
+                // newline. A terminal gets the same text with its controls made visible.
+                (false, Some(text)) if std::io::stdout().is_terminal() => write!(out, "{}", visible_block(text)),
                 (false, Some(text)) => write!(out, "{text}"),
                 (false, None) => {
                     eprintln!("the text cites no session: nothing to add");
@@ -490,50 +650,115 @@ fn run(cli: &Cli) -> Result<ExitCode, Error> {
         Command::Rpc | Command::Uri { .. } | Command::Mention { .. } | Command::Parse { .. } => Ok(()),
     }
     .map_err(io_error)?;
-    if !report.failures.is_empty() && !matches!(cli.command, Command::Report) && show_progress {
-        eprintln!(
-            "{} input(s) failed to load; run `report` for details",
-            report.failures.len()
-        );
-    }
     Ok(ExitCode::SUCCESS)
 }
 
-fn parse_label(label: &str) -> Result<SurfaceLabel, Error> {
-    match label {
-        "current" => Ok(SurfaceLabel::Current),
-        "shadowed" => Ok(SurfaceLabel::Shadowed),
-        "log-only" => Ok(SurfaceLabel::LogOnly),
-        other => Err(Error::new(
-            ErrorCode::QueryInvalidFilter,
-            format!("session surface filter contains unknown value \"{other}\""),
-        )),
+/// Han, Kana, Hangul and Thai: the scripts `--cjk` indexes as bigrams (a hint, not the index).
+fn is_bigram_script(c: char) -> bool {
+    matches!(c as u32, 0x0E00..=0x0E7F | 0x1100..=0x11FF | 0x3040..=0x30FF | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FFFF)
+}
+
+/// `--backend` and `--index`: an index path means SQLite, the engine that can keep one.
+fn search_backend(backend: Option<BackendArg>, index: Option<&Path>) -> Backend {
+    match (backend, index) {
+        (None | Some(BackendArg::Sqlite), Some(path)) => Backend::Sqlite {
+            path: Some(path.display().to_string()),
+        },
+        (Some(_), Some(_)) => Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--index keeps a SQLite index: it goes with --backend sqlite only",
+            )
+            .exit(),
+        (Some(BackendArg::Sqlite), None) => Backend::Sqlite { path: None },
+        (Some(BackendArg::Scan), None) => Backend::Scan,
+        (None | Some(BackendArg::Tantivy), None) => Backend::Tantivy,
     }
+}
+
+fn print_events(corpus: &Corpus, id: &str, json: bool, out: &mut impl Write) -> Result<std::io::Result<()>, Error> {
+    let events = corpus.list_events(id)?;
+    if json {
+        return Ok(writeln!(out, "{}", to_json(&events)));
+    }
+    Ok(events.iter().try_for_each(|e| {
+        writeln!(
+            out,
+            "{:>6}  {:<8}  {}  {}",
+            e.seq,
+            e.surface.as_str(),
+            iso_time(e.time),
+            visible(&e.kind)
+        )
+    }))
+}
+
+fn print_event_trace(trace: &dsh_session_search::reads::EventTrace, out: &mut impl Write) -> std::io::Result<()> {
+    let seqs = |seqs: &[u64]| match seqs {
+        [] => "(none)".to_owned(),
+        _ => seqs.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+    };
+    let target = &trace.target;
+    let sources: Vec<String> = trace.source_event_seqs.iter().map(Json::to_js_string).collect();
+    let sources = if sources.is_empty() {
+        "(none)".to_owned()
+    } else {
+        sources.join(", ")
+    };
+    let replaced_by = trace.replaced_by.map_or("(none)".to_owned(), |seq| seq.to_string());
+    writeln!(
+        out,
+        "event {} ({}, {}, {})",
+        target.seq,
+        visible(&target.kind),
+        target.surface.as_str(),
+        iso_time(target.time)
+    )?;
+    writeln!(out, "replaced by:       {replaced_by}")?;
+    writeln!(out, "replacement chain: {}", seqs(&trace.replacement_chain))?;
+    writeln!(out, "replaced:          {}", seqs(&trace.replaced_event_seqs))?;
+    writeln!(out, "sources:           {}", visible(&sources))?;
+    writeln!(out, "derived:           {}", seqs(&trace.derived_event_seqs))
+}
+
+fn print_candidate(candidate: &reference::Candidate, out: &mut impl Write) -> std::io::Result<()> {
+    let cwd = candidate.cwd.as_deref().unwrap_or("(no cwd)");
+    let same = if candidate.same_workspace {
+        "  (same workspace)"
+    } else {
+        ""
+    };
+    let subagent = candidate
+        .display_title
+        .as_ref()
+        .map(|t| format!("  subagent: {}", visible(&t.to_lossy())))
+        .unwrap_or_default();
+    let mention = candidate.mention.to_lossy();
+    writeln!(out, "{}  {}{same}{subagent}", visible(&mention), visible(cwd))
 }
 
 /// The reference commands that need no corpus (`uri`, `mention`, `parse`); `None` otherwise.
 fn run_reference_text(cli: &Cli) -> Option<Result<(), Error>> {
     let mut out = std::io::stdout().lock();
     let printed = match &cli.command {
-        Command::Uri { action, value } if action == "encode" => {
-            writeln!(
-                out,
-                "{}",
-                reference::encode_session_reference_uri(&value.as_str().into())
-            )
+        Command::Uri {
+            action: UriAction::Encode { id },
+        } => {
+            let uri = reference::encode_session_reference_uri(&id.as_str().into());
+            writeln!(out, "{}", visible(&uri))
         }
-        Command::Uri { value, .. } => match reference::decode_session_reference_uri(value) {
+        Command::Uri {
+            action: UriAction::Decode { uri },
+        } => match reference::decode_session_reference_uri(uri) {
             Ok(id) if cli.json => writeln!(out, "{}", Json::String(id)),
-            Ok(id) => writeln!(out, "{id}"),
+            Ok(id) => writeln!(out, "{}", visible(&id.to_lossy())),
             Err(error) => return Some(Err(error)),
         },
         Command::Mention { label, id } => {
             let label = label.as_deref().map(JsString::from);
-            writeln!(
-                out,
-                "{}",
-                reference::format_session_reference_mention(label.as_ref(), &id.as_str().into())
-            )
+            let mention = reference::format_session_reference_mention(label.as_ref(), &id.as_str().into());
+            writeln!(out, "{}", visible(&mention.to_lossy()))
         }
         Command::Parse { text } => {
             let parsed = match reference::parse_session_reference_text(&text.as_str().into()) {
@@ -556,11 +781,11 @@ fn run_reference_text(cli: &Cli) -> Option<Result<(), Error>> {
                 object.insert("references", Json::Array(references));
                 writeln!(out, "{}", Json::Object(object))
             } else {
-                writeln!(out, "{}", parsed.text).and_then(|()| {
-                    parsed
-                        .references
-                        .iter()
-                        .try_for_each(|r| writeln!(out, "-> {}  ({})", r.session_id, r.label))
+                writeln!(out, "{}", visible_block(&parsed.text.to_lossy())).and_then(|()| {
+                    parsed.references.iter().try_for_each(|r| {
+                        let (id, label) = (r.session_id.to_lossy(), r.label.to_lossy());
+                        writeln!(out, "-> {}  ({})", visible(&id), visible(&label))
+                    })
                 })
             }
         }
@@ -569,53 +794,110 @@ fn run_reference_text(cli: &Cli) -> Option<Result<(), Error>> {
     Some(printed.map_err(io_error))
 }
 
-/// Runs a search and prints it: JSON pages with `--json`, else one line per hit with the
-/// matches in bold on a terminal.
-#[allow(clippy::too_many_arguments)]
-fn run_search(
-    corpus: &Corpus,
-    options: &SearchOptions,
-    query: &str,
-    session: Option<&str>,
+/// `search`: runs the query over every page asked for, prints it, and exits 1 (as grep does)
+/// when nothing matched.
+fn run_search_command(cli: &Cli, archive: &mut Archive) -> Result<ExitCode, Error> {
+    let Command::Search {
+        query,
+        session,
+        limit,
+        surface,
+        all_pages,
+        backend,
+        index,
+        cjk,
+    } = &cli.command
+    else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    archive.set_search_options(SearchOptions {
+        backend: search_backend(*backend, index.as_deref()),
+        tokenizer: if *cjk {
+            TokenizerMode::Cjk
+        } else {
+            TokenizerMode::Unicode61
+        },
+        ..SearchOptions::default()
+    });
+    let labels: Vec<SurfaceLabel> = surface.iter().map(|&s| s.into()).collect();
+    let filters = if labels.is_empty() {
+        Vec::new()
+    } else {
+        vec![EventFilter::Surface(labels)]
+    };
+    let search = Search {
+        query,
+        session: session.as_deref(),
+        limit: *limit,
+        filters,
+        all_pages: *all_pages,
+        json: cli.json,
+    };
+    let hits = run_search(archive, &search, &mut std::io::stdout().lock())?.map_err(io_error)?;
+    if hits > 0 {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Nothing on stdout (but the empty page with --json), a word on stderr, exit 1.
+    if !cli.json {
+        // `unicode61` keeps a run of CJK or Thai letters as one token: a word inside it is
+        // found only by the bigram tokenizer.
+        let hint = if !*cjk && query.chars().any(is_bigram_script) {
+            " (add --cjk to find words inside CJK or Thai text)"
+        } else {
+            ""
+        };
+        eprintln!("no matches for {}{hint}", visible(&format!("{query:?}")));
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+/// One `search` command's request, as typed values.
+struct Search<'a> {
+    query: &'a str,
+    session: Option<&'a str>,
     limit: u64,
-    surface: &[String],
+    filters: Vec<EventFilter>,
     all_pages: bool,
     json: bool,
+}
+
+/// Runs a search and prints it: JSON pages with `--json`, else one line per hit with the
+/// matches in bold on a terminal. Returns the number of hits printed.
+fn run_search(
+    archive: &mut Archive,
+    search: &Search<'_>,
     out: &mut impl Write,
-) -> Result<std::io::Result<()>, Error> {
-    let mut engine = options.engine()?;
-    let filters = if surface.is_empty() {
-        serde_json::json!([])
-    } else {
-        serde_json::json!([{ "kind": "surface", "values": surface }])
-    };
+) -> Result<std::io::Result<usize>, Error> {
+    let config = archive.options().search.config;
     let bold = std::io::stdout().is_terminal();
+    // Machines get DSH's hit shape; people get the matches marked.
+    let highlights = !search.json;
     let mut cursor: Option<String> = None;
+    let mut hits = 0;
     loop {
-        let mut request = match session {
-            // Machines get DSH's hit shape; people get the matches marked.
+        let (printed, next) = match search.session {
             Some(id) => {
-                serde_json::json!({ "sessionId": id, "query": query, "filters": filters, "limit": limit, "highlights": !json })
+                let mut request =
+                    EventSearchRequest::new(id, search.query, search.filters.clone(), search.limit, &config)?;
+                (request.cursor, request.highlights) = (cursor.take(), highlights);
+                let page = archive.search_events(&request)?;
+                hits += page.items.len();
+                let lines = page.items.iter().map(|hit| hit_line(None, hit, bold)).collect();
+                (if search.json { vec![to_json(&page)] } else { lines }, page.next_cursor)
             }
-            None => serde_json::json!({ "query": query, "eventFilters": filters, "limit": limit, "highlights": !json }),
-        };
-        if let Some(c) = &cursor {
-            request["cursor"] = serde_json::json!(c);
-        }
-        let request = Json::parse(&request.to_string(), Default::default())
-            .map_err(|e| Error::new(ErrorCode::QueryInvalidQuery, e.to_string()))?;
-        let (printed, next) = if let Some(_id) = session {
-            let page = engine.search_events(corpus, &parse_event_request(&request, &options.config)?)?;
-            let lines: Vec<String> = page.items.iter().map(|hit| hit_line(None, hit, bold)).collect();
-            (if json { vec![to_json(&page)] } else { lines }, page.next_cursor)
-        } else {
-            let page = engine.search_sessions(corpus, &parse_session_request(&request, &options.config)?)?;
-            let lines: Vec<String> = page
-                .items
-                .iter()
-                .map(|hit| hit_line(Some(&hit.header), &hit.best_match, bold))
-                .collect();
-            (if json { vec![to_json(&page)] } else { lines }, page.next_cursor)
+            None => {
+                let mut request =
+                    SessionSearchRequest::new(search.query, search.filters.clone(), search.limit, &config)?;
+                (request.cursor, request.highlights) = (cursor.take(), highlights);
+                let page = archive.search_sessions(&request)?;
+                hits += page.items.len();
+                let lines = page
+                    .items
+                    .iter()
+                    .map(|hit| hit_line(Some(&hit.header), &hit.best_match, bold))
+                    .collect();
+                (if search.json { vec![to_json(&page)] } else { lines }, page.next_cursor)
+            }
         };
         for line in printed {
             if let Err(e) = writeln!(out, "{line}") {
@@ -623,9 +905,12 @@ fn run_search(
             }
         }
         match next {
-            Some(next) if all_pages => cursor = Some(next),
-            Some(_) if !json => return Ok(writeln!(out, "(more: add --all-pages)")),
-            _ => return Ok(Ok(())),
+            Some(next) if search.all_pages => cursor = Some(next),
+            Some(_) if !search.json => {
+                eprintln!("(more hits: add --all-pages, or a larger --limit)");
+                return Ok(Ok(hits));
+            }
+            _ => return Ok(Ok(hits)),
         }
     }
 }
@@ -635,49 +920,59 @@ fn hit_line(header: Option<&Json>, hit: &EventHit, bold: bool) -> String {
     let mut snippet = String::new();
     let chars: Vec<char> = hit.snippet.chars().collect();
     let mut at = 0;
+    // Each piece of session text is made visible on its own; only our markers are escapes.
+    let piece = |range: &[char]| visible(&range.iter().collect::<String>()).into_owned();
     for highlight in hit.highlights.iter().flatten() {
-        snippet.extend(&chars[at.min(highlight.start)..highlight.start]);
+        snippet.push_str(&piece(&chars[at.min(highlight.start)..highlight.start]));
         let (open, close) = if bold { ("\x1b[1m", "\x1b[0m") } else { ("", "") };
         snippet.push_str(open);
-        snippet.extend(&chars[highlight.start..highlight.end]);
+        snippet.push_str(&piece(&chars[highlight.start..highlight.end]));
         snippet.push_str(close);
         at = highlight.end;
     }
-    snippet.extend(&chars[at.min(chars.len())..]);
+    snippet.push_str(&piece(&chars[at.min(chars.len())..]));
     let session = header
         .and_then(|h| h.get("id"))
-        .map(|id| format!("{}  ", id.as_str().unwrap_or_default()))
+        .map(|id| format!("{}  ", visible(id.as_str().unwrap_or_default())))
         .unwrap_or_default();
     format!(
         "{session}{:>5}  {:<8}  {:<17}  {snippet}",
         hit.record.seq,
         hit.record.surface.as_str(),
-        hit.record.kind
+        visible(&hit.record.kind)
     )
 }
 
-/// JSON-RPC on stdio: archives given with `--archive` are loaded first.
+/// JSON-RPC on stdio: archives given with `--archive` are loaded first (as every command loads
+/// them: a failed strict load, or one where nothing loaded, exits 1 before serving). Each line
+/// is answered, whatever its bytes.
 fn serve_rpc(cli: &Cli) -> Result<ExitCode, Error> {
-    let mut server = RpcServer::new();
+    let mut archive = Archive::new(archive_options(cli)?);
     if !cli.archives.is_empty() {
-        let paths: Vec<String> = cli.archives.iter().map(|p| p.display().to_string()).collect();
-        let request = serde_json::json!({ "jsonrpc": "2.0", "id": 0, "method": "load", "params": [paths, { "strict": cli.strict }] });
-        server.handle_line(&request.to_string());
+        let report = load_archives(&mut archive, cli)?;
+        if nothing_loaded(&report) {
+            return Ok(explain_nothing_loaded(&report, false, false));
+        }
+        warn_about_load(&report);
     }
-    let stdin = std::io::stdin().lock();
+    let mut server = RpcServer::with_archive(archive);
+    let mut stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
-    for line in stdin.lines() {
-        let line = line.map_err(io_error)?;
-        if line.trim().is_empty() {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if stdin.read_until(b'\n', &mut line).map_err(io_error)? == 0 {
+            return Ok(ExitCode::SUCCESS);
+        }
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        if let Some(response) = server.handle_line(&line) {
+        if let Some(response) = server.handle_bytes(line.trim_ascii_end()) {
             writeln!(stdout, "{response}")
                 .and_then(|_| stdout.flush())
                 .map_err(io_error)?;
         }
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> String {
@@ -689,6 +984,14 @@ fn print_sessions(corpus: &Corpus, json: bool, out: &mut impl Write) -> std::io:
     if json {
         return writeln!(out, "{}", to_json(&records));
     }
+    let cwd_of = |header: &dsh_session_search::log::SessionHeader| {
+        visible(header.cwd.as_deref().unwrap_or("(no cwd)")).into_owned()
+    };
+    let cwd_width = records
+        .iter()
+        .map(|r| cwd_of(&r.header).chars().count())
+        .max()
+        .unwrap_or(0);
     for record in records {
         let header = &record.header;
         let events = corpus.list_events(&header.id).map(|e| e.len()).unwrap_or_default();
@@ -697,20 +1000,18 @@ fn print_sessions(corpus: &Corpus, json: bool, out: &mut impl Write) -> std::io:
             .ok()
             .flatten()
             .and_then(|t| t.title.as_js_string().map(|s| s.to_lossy().into_owned()));
-        let parent = header
-            .parent_session
-            .as_deref()
-            .map(|p| format!("  ↳ {p}"))
-            .unwrap_or_default();
-        writeln!(
-            out,
-            "{}  {:>5} events  {}  {}{}",
-            header.id,
+        let parent = header.parent_session.as_deref().map(|p| format!("↳ {}", visible(p)));
+        let title = title.filter(|t| !t.is_empty()).map(|t| visible(&t).into_owned());
+        let about: Vec<String> = title.into_iter().chain(parent).collect();
+        let line = format!(
+            "{}  {}  {:>5} events  {:<cwd_width$}  {}",
+            visible(&header.id),
+            iso_time(header.created_at),
             events,
-            header.cwd.as_deref().unwrap_or("(no cwd)"),
-            title.unwrap_or_default(),
-            parent
-        )?;
+            cwd_of(header),
+            about.join("  ")
+        );
+        writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
 }
@@ -730,23 +1031,16 @@ fn print_show(corpus: &Corpus, id: &str, json: bool, out: &mut impl Write) -> Re
     }
     let count = |label: SurfaceLabel| events.iter().filter(|e| e.surface == label).count();
     let header = &session.session;
-    Ok(writeln!(out, "id:          {}", header.id)
-        .and_then(|_| writeln!(out, "created:     {} (epoch ms)", header.created_at))
-        .and_then(|_| writeln!(out, "cwd:         {}", header.cwd.as_deref().unwrap_or("(none)")))
-        .and_then(|_| {
-            writeln!(
-                out,
-                "parent:      {}",
-                header.parent_session.as_deref().unwrap_or("(none)")
-            )
-        })
-        .and_then(|_| {
-            let text = title
-                .as_ref()
-                .and_then(|t| t.title.as_js_string())
-                .map(|t| t.to_lossy().into_owned());
-            writeln!(out, "title:       {}", text.unwrap_or_else(|| "(none)".into()))
-        })
+    let title = title
+        .as_ref()
+        .and_then(|t| t.title.as_js_string())
+        .map(|t| t.to_lossy().into_owned());
+    let field = |value: Option<&str>| visible(value.unwrap_or("(none)")).into_owned();
+    Ok(writeln!(out, "id:          {}", visible(&header.id))
+        .and_then(|_| writeln!(out, "created:     {}", iso_time(header.created_at)))
+        .and_then(|_| writeln!(out, "cwd:         {}", field(header.cwd.as_deref())))
+        .and_then(|_| writeln!(out, "parent:      {}", field(header.parent_session.as_deref())))
+        .and_then(|_| writeln!(out, "title:       {}", field(title.as_deref())))
         .and_then(|_| {
             writeln!(
                 out,
@@ -761,19 +1055,23 @@ fn print_show(corpus: &Corpus, id: &str, json: bool, out: &mut impl Write) -> Re
 
 fn print_lineage(trace: &dsh_session_search::reads::SessionTrace, out: &mut impl Write) -> std::io::Result<()> {
     for ancestor in trace.ancestors.iter().rev() {
-        writeln!(out, "ancestor  {}", ancestor.header.id)?;
+        writeln!(out, "ancestor  {}", visible(&ancestor.header.id))?;
     }
     if let Some(missing) = &trace.unresolved_parent_id {
-        writeln!(out, "ancestor  {missing} (not in the corpus: lineage incomplete)")?;
+        writeln!(
+            out,
+            "ancestor  {} (not in the corpus: lineage incomplete)",
+            visible(missing)
+        )?;
     }
-    writeln!(out, "target    {}", trace.target.header.id)?;
+    writeln!(out, "target    {}", visible(&trace.target.header.id))?;
     fn walk(
         nodes: &[dsh_session_search::reads::LineageNode],
         depth: usize,
         out: &mut impl Write,
     ) -> std::io::Result<()> {
         for node in nodes {
-            writeln!(out, "{}└ {}", "  ".repeat(depth), node.session.header.id)?;
+            writeln!(out, "{}└ {}", "  ".repeat(depth), visible(&node.session.header.id))?;
             walk(&node.descendants, depth + 1, out)?;
         }
         Ok(())
@@ -788,27 +1086,50 @@ fn print_report(report: &LoadReport, json: bool, out: &mut impl Write) -> std::i
     for input in &report.inputs {
         writeln!(
             out,
-            "{} ({}): {} logs, {} media, {} other files",
-            input.input, input.kind, input.logs, input.media, input.ignored
+            "{} ({}): {}, {} media, {}",
+            visible(&input.input),
+            input.kind,
+            count(input.logs, "log"),
+            input.media,
+            count(input.ignored, "other file")
         )?;
     }
-    let closers: usize = report.sessions.iter().map(|s| s.synthetic_closers).sum();
-    writeln!(
-        out,
-        "loaded {} sessions ({} synthetic closers added), {} failures",
-        report.sessions.len(),
-        closers,
-        report.failures.len()
-    )?;
+    writeln!(out, "{}", report_summary(report))?;
     for failure in &report.failures {
         let id = failure
             .session_id
             .as_deref()
-            .map(|id| format!(" [{id}]"))
+            .map(|id| format!(" [{}]", visible(id)))
             .unwrap_or_default();
-        writeln!(out, "  {}  {}{}: {}", failure.code, failure.path, id, failure.message)?;
+        let message = visible(&failure.message);
+        writeln!(out, "  {}  {}{id}: {message}", failure.code, failure_location(failure))?;
     }
     Ok(())
+}
+
+/// `loaded 25 sessions (25 added, 0 replaced), 25 duplicates skipped, 0 failures`: the
+/// outcomes `--json` lists session by session, counted.
+fn report_summary(report: &LoadReport) -> String {
+    let outcomes = |outcome: &str| report.sessions.iter().filter(|s| s.outcome == outcome).count();
+    let loaded: BTreeSet<&str> = report
+        .sessions
+        .iter()
+        .filter(|s| s.outcome != "duplicate")
+        .map(|s| s.session_id.as_str())
+        .collect();
+    let closers: usize = report.sessions.iter().map(|s| s.synthetic_closers).sum();
+    let closers = match closers {
+        0 => String::new(),
+        n => format!(", {} added to interrupted turns", count(n, "synthetic closer")),
+    };
+    format!(
+        "loaded {} ({} added, {} replaced), {} skipped{closers}, {}",
+        count(loaded.len(), "session"),
+        outcomes("added"),
+        outcomes("replaced"),
+        count(outcomes("duplicate"), "duplicate"),
+        count(report.failures.len(), "failure")
+    )
 }
 
 /// The first line of an event's visible text, for the human-readable surface view.
@@ -826,4 +1147,112 @@ fn first_line(event: &Json) -> String {
         .unwrap_or_default();
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
     line.chars().take(100).collect()
+}
+
+/// One line of session data, safe on a terminal: every control character (C0, DEL, C1; ESC
+/// and so the CSI/OSC sequences it starts; NUL; newline and tab too, which would break the
+/// line) and every bidirectional override is printed as a visible escape such as `\u{1b}`.
+fn visible(text: &str) -> Cow<'_, str> {
+    escape_controls(text, false)
+}
+
+/// [`visible`] for text printed as a block: its newlines and tabs stay layout.
+fn visible_block(text: &str) -> Cow<'_, str> {
+    escape_controls(text, true)
+}
+
+fn escape_controls(text: &str, keep_layout: bool) -> Cow<'_, str> {
+    let is_layout = |c: char| keep_layout && matches!(c, '\n' | '\t');
+    // Bidi embeddings, overrides and isolates reorder what follows them on screen.
+    let is_hidden = |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(|c| is_hidden(c) && !is_layout(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if is_layout(c) || !is_hidden(c) => shown.push(c),
+            '\n' => shown.push_str("\\n"),
+            '\t' => shown.push_str("\\t"),
+            '\r' => shown.push_str("\\r"),
+            c => shown.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    Cow::Owned(shown)
+}
+
+/// Epoch milliseconds as ISO 8601 UTC, exactly as JavaScript's `Date.prototype.toISOString`
+/// prints them (`2026-11-30T12:34:56.789Z`; years outside 0–9999 as `+275760` / `-000001`).
+/// Outside JavaScript's date range (±8.64e15 ms) the number itself is printed.
+fn iso_time(epoch_ms: i64) -> String {
+    const JS_DATE_LIMIT_MS: i64 = 8_640_000_000_000_000;
+    if epoch_ms.abs() > JS_DATE_LIMIT_MS {
+        return format!("{epoch_ms} (epoch ms)");
+    }
+    let (days, ms_of_day) = (epoch_ms.div_euclid(86_400_000), epoch_ms.rem_euclid(86_400_000));
+    let (year, month, day) = civil_from_days(days);
+    let year = match year {
+        0..=9999 => format!("{year:04}"),
+        _ => format!("{}{:06}", if year < 0 { '-' } else { '+' }, year.abs()),
+    };
+    let (hours, minutes) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60);
+    let (seconds, millis) = (ms_of_day / 1000 % 60, ms_of_day % 1000);
+    format!("{year}-{month:02}-{day:02}T{hours:02}:{minutes:02}:{seconds:02}.{millis:03}Z")
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's
+/// `civil_from_days`: shift to eras of 400 years starting on 0000-03-01).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u32;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{iso_time, visible, visible_block};
+
+    #[test]
+    fn iso_time_prints_what_to_iso_string_prints() {
+        // Each expected value is `new Date(ms).toISOString()` in Node.
+        let cases = [
+            (0, "1970-01-01T00:00:00.000Z"),
+            (-1, "1969-12-31T23:59:59.999Z"),
+            (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+            (1_796_042_096_789, "2026-11-30T12:34:56.789Z"),
+            (4_107_542_399_999, "2100-02-28T23:59:59.999Z"),
+            (-62_167_219_200_000, "0000-01-01T00:00:00.000Z"),
+            (-62_167_219_200_001, "-000001-12-31T23:59:59.999Z"),
+            (253_402_300_800_000, "+010000-01-01T00:00:00.000Z"),
+            (8_640_000_000_000_000, "+275760-09-13T00:00:00.000Z"),
+            (-8_640_000_000_000_000, "-271821-04-20T00:00:00.000Z"),
+        ];
+        for (ms, iso) in cases {
+            assert_eq!(iso_time(ms), iso, "{ms}");
+        }
+        assert_eq!(iso_time(8_640_000_000_000_001), "8640000000000001 (epoch ms)");
+    }
+
+    #[test]
+    fn controls_are_shown_not_sent() {
+        assert_eq!(
+            visible("a\u{1b}]0;x\u{7}b\0\u{7f}\u{9b}"),
+            "a\\u{1b}]0;x\\u{7}b\\u{0}\\u{7f}\\u{9b}"
+        );
+        assert_eq!(visible("one\ntwo\tthree\r"), "one\\ntwo\\tthree\\r");
+        assert_eq!(visible_block("one\ntwo\tthree\u{1b}[2J"), "one\ntwo\tthree\\u{1b}[2J");
+        assert_eq!(visible("abc\u{202e}cba"), "abc\\u{202e}cba");
+        assert!(matches!(visible("plain, ünïcödé, 修复"), std::borrow::Cow::Borrowed(_)));
+    }
 }

@@ -135,6 +135,36 @@ pub struct TitleSettlement {
     pub result: Result<SessionTitle, Error>,
 }
 
+/// `Promise.allSettled`'s shape, as DSH returns it: `{sessionId, status: "fulfilled", value}`
+/// or `{sessionId, status: "rejected", reason: {code, message}}`.
+impl Serialize for TitleSettlement {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        #[derive(Serialize)]
+        struct Reason<'a> {
+            code: &'a str,
+            message: &'a str,
+        }
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        match &self.result {
+            Ok(value) => {
+                map.serialize_entry("status", "fulfilled")?;
+                map.serialize_entry("value", value)?;
+            }
+            Err(error) => {
+                map.serialize_entry("status", "rejected")?;
+                let reason = Reason {
+                    code: error.code.as_str(),
+                    message: &error.message,
+                };
+                map.serialize_entry("reason", &reason)?;
+            }
+        }
+        map.end()
+    }
+}
+
 fn record_of(source: Source<'_>) -> EventRecordsOf<'_> {
     EventRecordsOf {
         id: source.log.header.raw_id.clone(),

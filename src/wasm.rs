@@ -1,164 +1,210 @@
-//! `#[wasm_bindgen]` exports only: parse arguments, call the library, return JSON text.
+//! `#[wasm_bindgen]` exports only: JSON text in, typed API call, JSON text out.
 //!
-//! Results cross the boundary as JSON strings that the JavaScript side parses with
-//! `JSON.parse`, so lone UTF-16 surrogates in logs arrive in JavaScript exactly as DSH holds
-//! them. Errors are JavaScript `Error`s with a stable `code` property.
+//! Arguments and results cross as JSON text that the package's JavaScript wrapper writes with
+//! `JSON.stringify` and reads with `JSON.parse`, so lone UTF-16 surrogates in logs arrive in
+//! JavaScript exactly as DSH holds them. Failures are thrown as JavaScript `Error`s with a
+//! stable `code` property; the wrapper turns them into its error classes. This face checks
+//! argument shapes strictly ([`Dialect::Strict`]): unknown keys fail instead of being ignored.
 
-use crate::archive::{Input, LoadOptions};
+use crate::api::{Archive, ArchiveOptions, Dialect, LoadCallOptions, Method, Request, call_static};
 use crate::error::Error;
-use crate::json::{Json, ParseLimits};
-use crate::rpc::{Failure, RpcServer};
+use crate::json::{Json, JsonObject, ParseLimits};
+use crate::reference::{SpillRequest, SpillStore};
 use js_sys::Uint8Array;
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
 impl From<Error> for JsValue {
     fn from(error: Error) -> JsValue {
-        js_error(error.code.as_str(), &error.message)
+        let js = js_sys::Error::new(&error.message);
+        // Setting a property on a fresh Error object cannot fail.
+        let _ = js_sys::Reflect::set(&js, &JsValue::from_str("code"), &JsValue::from_str(error.code.as_str()));
+        js.into()
     }
 }
 
-fn js_error(code: &str, message: &str) -> JsValue {
-    let js = js_sys::Error::new(message);
-    // Setting a property on a fresh Error object cannot fail.
-    let _ = js_sys::Reflect::set(&js, &JsValue::from_str("code"), &JsValue::from_str(code));
-    js.into()
+/// Parses JSON text handed over by the wrapper.
+fn parse(text: &str, what: &str) -> Result<Json, Error> {
+    Json::parse(text, ParseLimits::default()).map_err(|e| Error::invalid_argument(format!("{what} is not JSON: {e}")))
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<String, JsValue> {
-    serde_json::to_string(value).map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
+/// Parses by-position params: a JSON array.
+fn parse_params(text: &str) -> Result<Vec<Json>, Error> {
+    match parse(text, "params")? {
+        Json::Array(params) => Ok(params),
+        _ => Err(Error::invalid_argument("params must be an array")),
+    }
+}
+
+/// An optional options object given as JSON text (`""` or `null` for none).
+fn parse_options(text: &str) -> Result<Option<Json>, Error> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(parse(text, "options")?).filter(|o| !matches!(o, Json::Null)))
+}
+
+fn method(name: &str) -> Result<Method, Error> {
+    Method::parse(name).ok_or_else(|| Error::invalid_argument(format!("unknown method {name:?}")))
 }
 
 /// Loaded sessions and everything DSH's query, search and reference services answer over them.
 #[wasm_bindgen]
-#[derive(Default)]
-pub struct SessionSearch {
-    server: RpcServer,
+pub struct WasmArchive {
+    archive: Archive,
 }
 
 #[wasm_bindgen]
-impl SessionSearch {
-    /// An empty corpus.
+impl WasmArchive {
+    /// An empty archive with `{tokenizer?, limits?}` given as JSON text.
     #[wasm_bindgen(constructor)]
-    pub fn new() -> SessionSearch {
-        SessionSearch::default()
-    }
-
-    /// Loads one file (a ZIP, `.jsonl` or `.jsonl.zstd`). Returns the load report as JSON text.
-    #[wasm_bindgen(js_name = loadFile)]
-    pub fn load_file(&mut self, name: String, bytes: Vec<u8>, strict: bool) -> Result<String, JsValue> {
-        let options = LoadOptions {
-            strict,
-            ..LoadOptions::default()
-        };
-        to_json(
-            &self
-                .server
-                .corpus_mut()
-                .load(vec![Input::File { name, bytes }], &options)?,
-        )
-    }
-
-    /// Loads a dropped folder given as parallel lists of relative paths and contents.
-    /// Returns the load report as JSON text.
-    #[wasm_bindgen(js_name = loadEntries)]
-    pub fn load_entries(
-        &mut self,
-        name: String,
-        paths: Vec<String>,
-        contents: Vec<Uint8Array>,
-        strict: bool,
-    ) -> Result<String, JsValue> {
-        if paths.len() != contents.len() {
-            return Err(js_sys::Error::new("paths and contents must have the same length").into());
-        }
-        let entries = paths.into_iter().zip(contents.iter().map(Uint8Array::to_vec)).collect();
-        let options = LoadOptions {
-            strict,
-            ..LoadOptions::default()
-        };
-        to_json(
-            &self
-                .server
-                .corpus_mut()
-                .load(vec![Input::Entries { name, entries }], &options)?,
-        )
-    }
-
-    /// Calls any method of the JSON-RPC face (`listSessions`, `searchSessions`, `prepare`, …)
-    /// with its by-position params as JSON text; returns the result as JSON text.
-    pub fn call(&mut self, method: &str, params: &str) -> Result<String, JsValue> {
-        let params = Json::parse(params, ParseLimits::default())
-            .map_err(|e| js_error("SESSION_RPC_INVALID_PARAMS", &format!("params are not JSON: {e}")))?;
-        let list = params
-            .as_array()
-            .ok_or_else(|| js_error("SESSION_RPC_INVALID_PARAMS", "params must be an array"))?;
-        self.server.call_method(method, list).map_err(|failure| match failure {
-            Failure::Library(error) => error.into(),
-            Failure::Protocol(_, message) => js_error("SESSION_RPC_INVALID_PARAMS", &message),
+    pub fn new(options_json: &str) -> Result<WasmArchive, JsValue> {
+        let options = ArchiveOptions::from_json(parse_options(options_json)?.as_ref())?;
+        Ok(WasmArchive {
+            archive: Archive::new(options),
         })
+    }
+
+    /// Calls a method of the JSON-RPC table with its by-position params as JSON text; returns
+    /// the result as JSON text.
+    pub fn call(&mut self, method_name: &str, params_json: &str) -> Result<String, JsValue> {
+        let method = method(method_name)?;
+        if method == Method::Load {
+            return Err(Error::invalid_argument("load takes entries here: use loadBegin / loadAdd").into());
+        }
+        let params = parse_params(params_json)?;
+        let request = Request::parse(method, &params, self.archive.parse_context(Dialect::Strict))?;
+        Ok(self.archive.call(request)?)
+    }
+
+    /// Starts a staged load with `{strict?}` as JSON text, discarding one under way.
+    #[wasm_bindgen(js_name = loadBegin)]
+    pub fn load_begin(&mut self, options_json: &str) -> Result<(), JsValue> {
+        let options = parse_options(options_json)?;
+        let options = LoadCallOptions::from_json(options.as_ref(), &self.archive.options().load, false)?;
+        self.archive.begin_load(options);
+        Ok(())
+    }
+
+    /// Adds one entry (path with `/` separators, bytes) to the staged load.
+    #[wasm_bindgen(js_name = loadAdd)]
+    pub fn load_add(&mut self, path: String, bytes: &Uint8Array) -> Result<(), JsValue> {
+        Ok(self.archive.add_entry(path, bytes.to_vec())?)
+    }
+
+    /// Does the next piece of the staged load; returns `{done, bytesDone, bytesTotal,
+    /// sessionsDone, sessionsTotal}` as JSON text.
+    #[wasm_bindgen(js_name = loadStep)]
+    pub fn load_step(&mut self) -> Result<String, JsValue> {
+        let (progress, more) = self.archive.step_load()?;
+        let mut json = serde_json::to_value(progress).map_err(|e| Error::invalid_argument(e.to_string()))?;
+        json["done"] = serde_json::Value::Bool(!more);
+        Ok(json.to_string())
+    }
+
+    /// Publishes the staged load (all or nothing); returns the load report as JSON text.
+    #[wasm_bindgen(js_name = loadCommit)]
+    pub fn load_commit(&mut self) -> Result<String, JsValue> {
+        let report = self.archive.commit_load()?;
+        serde_json::to_string(&report).map_err(|e| Error::invalid_argument(e.to_string()).into())
+    }
+
+    /// Drops the staged load; nothing of it is published.
+    #[wasm_bindgen(js_name = loadAbort)]
+    pub fn load_abort(&mut self) {
+        self.archive.abort_load();
+    }
+
+    /// `prepare(agent, content, references, options?)` as JSON text. Returns `{result, spills}`:
+    /// the prepare result and, for each truncated source, its complete snapshot for the
+    /// caller's spill store (`{reference, sessionId, label, capturedThroughSeq, snapshot}`).
+    pub fn prepare(&mut self, params_json: &str) -> Result<String, JsValue> {
+        let params = parse_params(params_json)?;
+        let request = Request::parse(Method::Prepare, &params, self.archive.parse_context(Dialect::Strict))?;
+        let Request::Prepare {
+            agent,
+            content,
+            references,
+            settings,
+        } = request
+        else {
+            return Err(Error::invalid_argument("not a prepare request").into());
+        };
+        let store = CollectingStore::default();
+        let prepared = self
+            .archive
+            .prepare(&agent, &content, &references, &settings, Some(&store))?;
+        let mut answer = JsonObject::new();
+        answer.insert("result", prepared.to_json());
+        answer.insert("spills", Json::Array(store.spills.into_inner()));
+        Ok(Json::Object(answer).to_js_string())
     }
 
     /// The built search index as bytes (e.g. to keep in IndexedDB or OPFS).
     #[wasm_bindgen(js_name = exportIndex)]
     pub fn export_index(&mut self) -> Result<Vec<u8>, JsValue> {
-        Ok(self.server.export_index()?)
+        Ok(self.archive.export_index()?)
     }
 
     /// Reopens an index exported over the same archives; throws `SESSION_QUERY_INDEX_FAILED`
     /// if it does not match what is loaded.
     #[wasm_bindgen(js_name = importIndex)]
-    pub fn import_index(&mut self, bytes: Vec<u8>) -> Result<(), JsValue> {
-        Ok(self.server.import_index(&bytes)?)
+    pub fn import_index(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
+        Ok(self.archive.import_index(bytes)?)
     }
+}
 
-    /// DSH's `prepare` with `[agent, content, references, options?]` as JSON text and an
-    /// optional `AbortSignal`: an aborted signal fails the call with
-    /// `SESSION_REFERENCE_CANCELLED`, and nothing is published.
-    pub fn prepare(&mut self, params: &str, signal: JsValue) -> Result<String, JsValue> {
-        let aborted = js_sys::Reflect::get(&signal, &JsValue::from_str("aborted")).is_ok_and(|a| a.is_truthy());
-        if !aborted {
-            return self.call("prepare", params);
-        }
-        let mut list = match Json::parse(params, ParseLimits::default()) {
-            Ok(Json::Array(list)) => list,
-            _ => return Err(js_error("SESSION_RPC_INVALID_PARAMS", "params must be a JSON array")),
-        };
-        while list.len() < 4 {
-            list.push(Json::Object(crate::json::JsonObject::new()));
-        }
-        if let Some(options) = list[3].as_object_mut() {
-            options.insert("cancelled", Json::Bool(true));
-        }
-        self.call("prepare", &Json::Array(list).to_js_string())
+/// The reference text functions (`encodeSessionReferenceUri`, `decodeSessionReferenceUri`,
+/// `formatSessionReferenceMention`, `parseSessionReferenceText`), which need no archive.
+#[wasm_bindgen(js_name = callStatic)]
+pub fn call_static_method(method_name: &str, params_json: &str) -> Result<String, JsValue> {
+    let method = method(method_name)?;
+    if !method.is_static() {
+        return Err(Error::invalid_argument(format!("{method_name} needs an archive")).into());
     }
-
-    /// DSH's `listSessions`, as JSON text.
-    #[wasm_bindgen(js_name = listSessions)]
-    pub fn list_sessions(&mut self) -> Result<String, JsValue> {
-        self.call("listSessions", "[]")
+    let params = parse_params(params_json)?;
+    let request = Request::parse(method, &params, Default::default())?;
+    match call_static(&request) {
+        Some(answer) => Ok(answer?),
+        None => Err(Error::invalid_argument(format!("{method_name} needs an archive")).into()),
     }
+}
 
-    /// DSH's `listEvents`, as JSON text.
-    #[wasm_bindgen(js_name = listEvents)]
-    pub fn list_events(&mut self, session_id: &str) -> Result<String, JsValue> {
-        self.call("listEvents", &format!("[{}]", Json::str(session_id)))
-    }
+/// The method table as JSON text: `[{name, params}]` in the README's order.
+#[wasm_bindgen]
+pub fn methods() -> String {
+    let table: Vec<Json> = Method::ALL
+        .iter()
+        .map(|m| {
+            let mut entry = JsonObject::new();
+            entry.insert("name", Json::str(m.name()));
+            entry.insert("params", Json::Array(m.params().iter().map(|p| Json::str(p)).collect()));
+            Json::Object(entry)
+        })
+        .collect();
+    Json::Array(table).to_js_string()
+}
 
-    /// DSH's `readSurface`, as JSON text.
-    #[wasm_bindgen(js_name = readSurface)]
-    pub fn read_surface(&mut self, session_id: &str) -> Result<String, JsValue> {
-        self.call("readSurface", &format!("[{}]", Json::str(session_id)))
-    }
+/// A spill store that keeps each truncated source's complete snapshot for the JavaScript side,
+/// whose store is asynchronous and so cannot answer inside the call.
+#[derive(Default)]
+struct CollectingStore {
+    spills: RefCell<Vec<Json>>,
+}
 
-    /// DSH's `searchSessions` with a request object as JSON text.
-    #[wasm_bindgen(js_name = searchSessions)]
-    pub fn search_sessions(&mut self, request: &str) -> Result<String, JsValue> {
-        self.call("searchSessions", &format!("[{request}]"))
-    }
-
-    /// DSH's `searchEvents` with a request object as JSON text.
-    #[wasm_bindgen(js_name = searchEvents)]
-    pub fn search_events(&mut self, request: &str) -> Result<String, JsValue> {
-        self.call("searchEvents", &format!("[{request}]"))
+impl SpillStore for CollectingStore {
+    fn spill(&self, request: &SpillRequest<'_>) -> Result<String, String> {
+        let mut entry = JsonObject::new();
+        entry.insert("reference", Json::Number(request.input_index as f64));
+        entry.insert("sessionId", Json::String(request.session_id.clone()));
+        entry.insert("label", Json::String(request.label.clone()));
+        let seq = request
+            .captured_through_seq
+            .map_or(Json::Null, |s| Json::Number(s as f64));
+        entry.insert("capturedThroughSeq", seq);
+        entry.insert("snapshot", request.snapshot.clone());
+        self.spills.borrow_mut().push(Json::Object(entry));
+        // Reported as no store until the wrapper's store answers and sets the locator.
+        Err(crate::reference::NO_SPILL_STORE.to_owned())
     }
 }

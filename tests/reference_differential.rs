@@ -461,9 +461,12 @@ fn reference_methods_answer_over_rpc() {
             r#"[{"id":"t"},"",5,{"cancelled":true}]"#,
             Json::str("SESSION_REFERENCE_CANCELLED"),
         ),
-        (r#"[{"id":"t"},null]"#, Json::Number(-32602.0)),
-        (r#"[{"id":"t"},"",5,{"other":1}]"#, Json::Number(-32602.0)),
-        (r#"[{"cwd":"/w"}]"#, Json::Number(-32602.0)),
+        (r#"[{"id":"t"},null]"#, Json::str("SESSION_INVALID_ARGUMENT")),
+        (
+            r#"[{"id":"t"},"",5,{"other":1}]"#,
+            Json::str("SESSION_INVALID_ARGUMENT"),
+        ),
+        (r#"[{"cwd":"/w"}]"#, Json::str("SESSION_INVALID_ARGUMENT")),
     ] {
         assert_eq!(error(&rpc(&mut server, "listCandidates", params)), code, "{params}");
     }
@@ -545,10 +548,19 @@ fn reference_methods_answer_over_rpc() {
             r#"[{"id":"t"},[],[{"sessionId":"long","label":null}]]"#,
             Json::str("SESSION_REFERENCE_INVALID_REFERENCE"),
         ),
-        (r#"[{"id":"t"},[],{"sessionId":"long"}]"#, Json::Number(-32602.0)),
-        (r#"[{"id":"t"},[]]"#, Json::Number(-32602.0)),
-        (r#"[{"id":"t"},[],[],{"order":"sideways"}]"#, Json::Number(-32602.0)),
-        (r#"[{"id":"t"},[],[],{"messageId":7}]"#, Json::Number(-32602.0)),
+        (
+            r#"[{"id":"t"},[],{"sessionId":"long"}]"#,
+            Json::str("SESSION_INVALID_ARGUMENT"),
+        ),
+        (r#"[{"id":"t"},[]]"#, Json::str("SESSION_INVALID_ARGUMENT")),
+        (
+            r#"[{"id":"t"},[],[],{"order":"sideways"}]"#,
+            Json::str("SESSION_INVALID_ARGUMENT"),
+        ),
+        (
+            r#"[{"id":"t"},[],[],{"messageId":7}]"#,
+            Json::str("SESSION_INVALID_ARGUMENT"),
+        ),
     ] {
         assert_eq!(error(&rpc(&mut server, "prepare", params)), code, "{params}");
     }
@@ -599,7 +611,7 @@ fn reference_methods_answer_over_rpc() {
     ] {
         assert_eq!(
             error(&rpc(&mut server, method, params)),
-            Json::Number(-32602.0),
+            Json::str("SESSION_INVALID_ARGUMENT"),
             "{method}"
         );
     }

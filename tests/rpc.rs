@@ -142,3 +142,56 @@ fn protocol_errors_use_json_rpc_codes() {
     assert_eq!(responses[2]["error"]["code"], -32600);
     assert_eq!(responses[3]["error"]["data"]["code"], "SESSION_QUERY_SESSION_NOT_FOUND");
 }
+
+/// Every line gets an answer: bytes that are not UTF-8, JSON that is not a request object,
+/// batches, and ids of the wrong type; the server keeps serving afterwards.
+#[test]
+fn every_line_is_answered_and_the_server_stays_up() {
+    let mut server = dsh_session_search::rpc::RpcServer::new();
+    let mut answer = |line: &[u8]| -> serde_json::Value {
+        let text = server.handle_bytes(line).expect("a response");
+        serde_json::from_str(&text).expect("JSON")
+    };
+    let not_utf8 = answer(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"listSessions\xff\"}");
+    assert_eq!(not_utf8["error"]["code"], -32700);
+    assert_eq!(not_utf8["id"], serde_json::Value::Null);
+    for line in [
+        "null",
+        "42",
+        "\"x\"",
+        "{}",
+        "[]",
+        r#"{"jsonrpc":"2.0","id":{},"method":"listSessions"}"#,
+    ] {
+        let response = answer(line.as_bytes());
+        assert_eq!(response["error"]["code"], -32600, "{line}");
+        assert_eq!(response["id"], serde_json::Value::Null, "{line}");
+    }
+    let batch = answer(
+        br#"[{"jsonrpc":"2.0","id":1,"method":"listSessions","params":[]},{"jsonrpc":"2.0","method":"listSessions"},7,{"jsonrpc":"2.0","id":"b","method":"nope"}]"#,
+    );
+    let batch = batch.as_array().expect("a batch answers with an array");
+    assert_eq!(batch.len(), 3, "the notification gets no entry: {batch:?}");
+    assert_eq!(batch[0]["result"], serde_json::json!([]));
+    assert_eq!(batch[1]["error"]["code"], -32600);
+    assert_eq!(batch[2]["error"]["code"], -32601);
+    assert_eq!(batch[2]["id"], "b");
+    let notifications = server.handle_line(r#"[{"jsonrpc":"2.0","method":"listSessions"}]"#);
+    assert_eq!(notifications, None, "a batch of notifications gets no response");
+    let still_up = server
+        .handle_line(r#"{"jsonrpc":"2.0","id":9,"method":"listSessions","params":[]}"#)
+        .expect("a response");
+    assert_eq!(still_up, r#"{"jsonrpc":"2.0","id":9,"result":[]}"#);
+}
+
+/// Argument errors carry a stable code too, beside JSON-RPC's invalid-params number.
+#[test]
+fn argument_errors_have_a_stable_code() {
+    let mut server = dsh_session_search::rpc::RpcServer::new();
+    let response = server
+        .handle_line(r#"{"jsonrpc":"2.0","id":1,"method":"readTitleSnapshots","params":[7]}"#)
+        .expect("a response");
+    let response: serde_json::Value = serde_json::from_str(&response).expect("JSON");
+    assert_eq!(response["error"]["code"], -32602);
+    assert_eq!(response["error"]["data"]["code"], "SESSION_INVALID_ARGUMENT");
+}

@@ -46,3 +46,24 @@ fn architecture_names_every_module() {
         );
     }
 }
+
+/// The README's JSON-RPC table lists exactly the API's method table, in its order, so a method
+/// cannot exist in one place and not the other.
+#[test]
+fn readme_lists_every_method_of_the_table() {
+    use dsh_session_search::api::Method;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md exists");
+    let section = readme
+        .split("## JSON-RPC")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("a JSON-RPC section");
+    let listed: Vec<&str> = section
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|rest| rest.split('`').next())
+        .collect();
+    let table: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+    assert_eq!(listed, table);
+}

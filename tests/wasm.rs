@@ -2,7 +2,7 @@
 //! the JavaScript-facing API and every event carries DSH's surface label.
 #![cfg(target_arch = "wasm32")]
 
-use dsh_session_search::wasm::SessionSearch;
+use dsh_session_search::wasm::{WasmArchive, call_static_method, methods};
 use js_sys::Uint8Array;
 use ruzstd::encoding::{CompressionLevel, compress_to_vec};
 use wasm_bindgen::JsCast;
@@ -35,19 +35,40 @@ fn labels(json: &str) -> Vec<String> {
         .collect()
 }
 
+/// Loads entries through the staged load, as the package does; returns the report.
+fn load(archive: &mut WasmArchive, entries: &[(&str, Vec<u8>)]) -> serde_json::Value {
+    archive.load_begin("{}").expect("begins");
+    for (path, bytes) in entries {
+        archive
+            .load_add(path.to_string(), &Uint8Array::from(bytes.as_slice()))
+            .expect("adds");
+    }
+    serde_json::from_str(&archive.load_commit().expect("commits")).expect("report")
+}
+
+fn archive() -> WasmArchive {
+    WasmArchive::new("{}").expect("default options")
+}
+
+fn code_of(error: &wasm_bindgen::JsValue) -> Option<String> {
+    js_sys::Reflect::get(error, &"code".into())
+        .ok()
+        .and_then(|c| c.as_string())
+}
+
+fn call(archive: &mut WasmArchive, method: &str, params: &str) -> serde_json::Value {
+    serde_json::from_str(&archive.call(method, params).expect("answers")).expect("JSON")
+}
+
 #[wasm_bindgen_test]
 fn zstd_root_loads_with_dsh_labels() {
-    let mut search = SessionSearch::new();
-    let paths = vec!["--home-dev-app--/s-7-2/session.jsonl.zstd".to_owned()];
-    let contents = vec![Uint8Array::from(compacted_zstd_log().as_slice())];
-    let report: serde_json::Value = serde_json::from_str(
-        &search
-            .load_entries("root".into(), paths, contents, false)
-            .expect("loads"),
-    )
-    .expect("report");
+    let mut archive = archive();
+    let report = load(
+        &mut archive,
+        &[("root/--home-dev-app--/s-7-2/session.jsonl.zstd", compacted_zstd_log())],
+    );
     assert_eq!(report["failures"].as_array().map(Vec::len), Some(0), "{report}");
-    let events = search.list_events("s-7-2").expect("listed");
+    let events = archive.call("listEvents", r#"["s-7-2"]"#).expect("listed");
     assert_eq!(
         labels(&events),
         [
@@ -62,8 +83,7 @@ fn zstd_root_loads_with_dsh_labels() {
             "8:current"
         ]
     );
-    let surface: serde_json::Value =
-        serde_json::from_str(&search.read_surface("s-7-2").expect("surface")).expect("json");
+    let surface = call(&mut archive, "readSurface", r#"["s-7-2"]"#);
     let order: Vec<u64> = surface["events"]
         .as_array()
         .expect("events")
@@ -75,34 +95,86 @@ fn zstd_root_loads_with_dsh_labels() {
 }
 
 #[wasm_bindgen_test]
+fn a_staged_load_reports_progress_and_publishes_only_on_commit() {
+    let mut archive = archive();
+    archive.load_begin(r#"{"strict":false}"#).expect("begins");
+    let bytes = include_bytes!("fixtures/spec/plain_appends.jsonl");
+    archive
+        .load_add("a.jsonl".into(), &Uint8Array::from(&bytes[..]))
+        .expect("adds");
+    let step: serde_json::Value = serde_json::from_str(&archive.load_step().expect("steps")).expect("JSON");
+    assert_eq!(step["sessionsDone"], 1);
+    assert_eq!(step["sessionsTotal"], 1);
+    assert_eq!(step["bytesDone"], bytes.len());
+    assert_eq!(
+        call(&mut archive, "listSessions", "[]"),
+        serde_json::json!([]),
+        "not yet visible"
+    );
+    archive.load_abort();
+    assert_eq!(
+        call(&mut archive, "listSessions", "[]"),
+        serde_json::json!([]),
+        "aborted: nothing"
+    );
+    let report = load(&mut archive, &[("a.jsonl", bytes.to_vec())]);
+    assert_eq!(report["sessions"][0]["outcome"], "added");
+    assert_eq!(
+        call(&mut archive, "listSessions", "[]").as_array().map(Vec::len),
+        Some(1)
+    );
+}
+
+#[wasm_bindgen_test]
 fn errors_reach_javascript_with_their_code() {
-    let mut search = SessionSearch::new();
-    let error = search.list_events("missing").expect_err("no such session");
-    let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
-    assert_eq!(code.as_string().as_deref(), Some("SESSION_QUERY_SESSION_NOT_FOUND"));
+    let mut archive = archive();
+    let error = archive
+        .call("listEvents", r#"["missing"]"#)
+        .expect_err("no such session");
+    assert_eq!(code_of(&error).as_deref(), Some("SESSION_QUERY_SESSION_NOT_FOUND"));
     assert!(error.dyn_ref::<js_sys::Error>().is_some());
+    for (method, params) in [
+        ("searchSessions", r#"[{"query":"x","limt":5}]"#),
+        ("listEvents", "not json"),
+        ("nope", "[]"),
+        ("listEvents", r#"["a","b"]"#),
+        ("load", r#"[["/tmp"]]"#),
+    ] {
+        let error = archive.call(method, params).expect_err("a bad argument");
+        assert_eq!(
+            code_of(&error).as_deref(),
+            Some("SESSION_INVALID_ARGUMENT"),
+            "{method} {params}"
+        );
+    }
+    let error = WasmArchive::new(r#"{"tokeniser":"cjk"}"#)
+        .err()
+        .expect("an unknown option");
+    assert_eq!(code_of(&error).as_deref(), Some("SESSION_INVALID_ARGUMENT"));
+    let error = WasmArchive::new(r#"{"limits":{"maxLineBytes":-1}}"#)
+        .err()
+        .expect("a bad limit");
+    assert_eq!(code_of(&error).as_deref(), Some("SESSION_INVALID_ARGUMENT"));
 }
 
 #[wasm_bindgen_test]
 fn search_and_references_answer_through_the_javascript_face() {
-    let mut search = SessionSearch::new();
+    let mut archive = WasmArchive::new(r#"{"tokenizer":"cjk","limits":{"maxJsonDepth":64}}"#).expect("options");
     let bytes = include_bytes!("fixtures/spec/replacement_of_replacement.jsonl").to_vec();
-    search.load_file("s.jsonl".into(), bytes, false).expect("loads");
-    let page: serde_json::Value =
-        serde_json::from_str(&search.search_sessions(r#"{"query":"summary"}"#).expect("searches")).expect("json");
+    load(&mut archive, &[("s.jsonl", bytes)]);
+    let page = call(&mut archive, "searchSessions", r#"[{"query":"summary"}]"#);
     assert_eq!(page["items"][0]["bestMatch"]["seq"], 11);
-    let error = search
-        .search_events(r#"{"sessionId":"s-7-3","query":"  "}"#)
+    let error = archive
+        .call("searchEvents", r#"[{"sessionId":"s-7-3","query":"  "}]"#)
         .expect_err("blank query");
-    let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
-    assert_eq!(code.as_string().as_deref(), Some("SESSION_QUERY_INVALID_QUERY"));
-    let uri: String = serde_json::from_str(
-        &search
-            .call("encodeSessionReferenceUri", r#"["s-7-3"]"#)
-            .expect("encodes"),
-    )
-    .expect("json");
+    assert_eq!(code_of(&error).as_deref(), Some("SESSION_QUERY_INVALID_QUERY"));
+    let uri: String =
+        serde_json::from_str(&call_static_method("encodeSessionReferenceUri", r#"["s-7-3"]"#).expect("encodes"))
+            .expect("json");
     assert!(uri.starts_with("dsh-session:"), "{uri}");
+    let table: serde_json::Value = serde_json::from_str(&methods()).expect("JSON");
+    assert_eq!(table[0]["name"], "load");
+    assert!(call_static_method("listSessions", "[]").is_err(), "needs an archive");
 }
 
 #[wasm_bindgen_test]
@@ -155,54 +227,83 @@ fn tantivy_search_runs_in_wasm() {
 #[wasm_bindgen_test]
 fn an_exported_index_reopens_in_a_new_instance() {
     let bytes = include_bytes!("fixtures/spec/replacement_of_replacement.jsonl").to_vec();
-    let mut first = SessionSearch::new();
-    first.load_file("s.jsonl".into(), bytes.clone(), false).expect("loads");
-    let expected = first.search_sessions(r#"{"query":"summary"}"#).expect("searches");
+    let mut first = archive();
+    load(&mut first, &[("s.jsonl", bytes.clone())]);
+    let expected = first
+        .call("searchSessions", r#"[{"query":"summary"}]"#)
+        .expect("searches");
     let snapshot = first.export_index().expect("exports");
-    let mut second = SessionSearch::new();
-    second.load_file("s.jsonl".into(), bytes, false).expect("loads");
-    second.import_index(snapshot.clone()).expect("reopens");
+    let mut second = archive();
+    load(&mut second, &[("s.jsonl", bytes)]);
+    second.import_index(&snapshot).expect("reopens");
     assert_eq!(
-        second.search_sessions(r#"{"query":"summary"}"#).expect("searches"),
+        second
+            .call("searchSessions", r#"[{"query":"summary"}]"#)
+            .expect("searches"),
         expected
     );
-    let mut other = SessionSearch::new();
-    let error = other.import_index(snapshot).expect_err("another corpus");
-    let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
-    assert_eq!(code.as_string().as_deref(), Some("SESSION_QUERY_INDEX_FAILED"));
+    let mut other = archive();
+    let error = other.import_index(&snapshot).expect_err("another corpus");
+    assert_eq!(code_of(&error).as_deref(), Some("SESSION_QUERY_INDEX_FAILED"));
 }
 
 #[wasm_bindgen_test]
-fn an_aborted_signal_cancels_prepare() {
-    let mut search = SessionSearch::new();
-    search
-        .load_file(
-            "a.jsonl".into(),
-            include_bytes!("fixtures/spec/plain_appends.jsonl").to_vec(),
-            false,
-        )
-        .expect("loads");
-    search
-        .load_file(
-            "b.jsonl".into(),
-            include_bytes!("fixtures/spec/compaction_shadows_prefix.jsonl").to_vec(),
-            false,
-        )
-        .expect("loads");
+fn prepare_hands_truncated_snapshots_to_the_caller() {
+    let mut archive = archive();
+    load(
+        &mut archive,
+        &[
+            ("a.jsonl", include_bytes!("fixtures/spec/plain_appends.jsonl").to_vec()),
+            (
+                "b.jsonl",
+                include_bytes!("fixtures/spec/compaction_shadows_prefix.jsonl").to_vec(),
+            ),
+        ],
+    );
     let params = r#"[{"id":"s-7-1"},[{"type":"text","text":"continue"}],[{"sessionId":"s-7-2"}]]"#;
-    let prepared: serde_json::Value = serde_json::from_str(
-        &search
-            .prepare(params, wasm_bindgen::JsValue::UNDEFINED)
-            .expect("prepares"),
-    )
-    .expect("json");
-    assert!(
-        prepared["messages"].as_array().is_some_and(|m| m.len() == 2),
+    let prepared = call_prepare(&mut archive, params);
+    assert_eq!(
+        prepared["result"]["messages"].as_array().map(Vec::len),
+        Some(2),
         "{prepared}"
     );
-    let signal = js_sys::Object::new();
-    js_sys::Reflect::set(&signal, &"aborted".into(), &true.into()).expect("set");
-    let error = search.prepare(params, signal.into()).expect_err("cancelled");
-    let code = js_sys::Reflect::get(&error, &"code".into()).expect("code property");
-    assert_eq!(code.as_string().as_deref(), Some("SESSION_REFERENCE_CANCELLED"));
+    assert_eq!(prepared["spills"], serde_json::json!([]), "nothing truncated");
+    let long_log = long_session_log();
+    load(&mut archive, &[("long.jsonl", long_log)]);
+    let tight =
+        r#"[{"id":"s-7-1"},[{"type":"text","text":"continue"}],[{"sessionId":"long"}],{"maxReferenceBytes":1500}]"#;
+    let prepared = call_prepare(&mut archive, tight);
+    let reference = &prepared["result"]["references"][0];
+    assert_eq!(reference["truncated"], true, "{prepared}");
+    assert_eq!(reference["spill"]["unavailable"], "no spill store configured");
+    assert_eq!(prepared["spills"][0]["sessionId"], "long");
+    assert_eq!(prepared["spills"][0]["reference"], 0);
+    let conversation = &prepared["spills"][0]["snapshot"]["conversation"];
+    assert_eq!(
+        conversation.as_array().map(Vec::len),
+        Some(5),
+        "the complete snapshot: {prepared}"
+    );
+    let cancelled =
+        r#"[{"id":"s-7-1"},[{"type":"text","text":"continue"}],[{"sessionId":"s-7-2"}],{"cancelled":true}]"#;
+    let error = archive.prepare(cancelled).expect_err("cancelled");
+    assert_eq!(code_of(&error).as_deref(), Some("SESSION_REFERENCE_CANCELLED"));
+}
+
+/// Five long user messages: a snapshot that a small budget truncates.
+fn long_session_log() -> Vec<u8> {
+    let mut log = String::from(r#"{"type":"session","version":0,"id":"long","createdAt":1,"delegationDepth":0}"#);
+    for i in 0..5 {
+        let text = format!("word{i} ").repeat(80);
+        log.push_str(&format!(
+            "\n{{\"type\":\"user/message\",\"seq\":{i},\"time\":{},\"data\":{{\"id\":\"m{i}\",\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}],\"source\":{{\"kind\":\"user\"}}}},\"surfaceOp\":\"append\"}}",
+            i + 2
+        ));
+    }
+    log.push('\n');
+    log.into_bytes()
+}
+
+fn call_prepare(archive: &mut WasmArchive, params: &str) -> serde_json::Value {
+    serde_json::from_str(&archive.prepare(params).expect("prepares")).expect("JSON")
 }

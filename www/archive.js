@@ -1,8 +1,8 @@
-// The viewer's one handle on the wasm package: loads files into a `SessionSearch`, calls its
+// The viewer's one handle on the wasm package: loads files into a `WasmArchive`, calls its
 // JSON-RPC methods, parses their JSON text, and remembers per-session event counts from load
 // reports.
 
-import init, { SessionSearch } from './pkg/dsh_session_search.js';
+import init, { WasmArchive } from './pkg/dsh_session_search.js';
 
 /** An error from the library, with its stable code (or `VIEWER_ERROR` for anything else). */
 export function errorInfo(error) {
@@ -16,7 +16,7 @@ export class Archive {
   /** Fetches and instantiates the wasm module, then returns an empty archive. */
   static async open() {
     await init();
-    return new Archive(new SessionSearch());
+    return new Archive(new WasmArchive('{}'));
   }
 
   constructor(engine) {
@@ -34,12 +34,23 @@ export class Archive {
 
   /** Loads one file (ZIP, .jsonl or .jsonl.zstd); returns the load report. Throws coded errors. */
   loadFile(name, bytes, strict) {
-    return this.#remember(JSON.parse(this.engine.loadFile(name, bytes, strict)));
+    return this.#load([[name, bytes]], strict);
   }
 
-  /** Loads a folder given as relative paths and their bytes; returns the load report. */
+  /** Loads a folder given as paths below it (its name first) and their bytes; returns the load report. */
   loadEntries(name, paths, contents, strict) {
-    return this.#remember(JSON.parse(this.engine.loadEntries(name, paths, contents, strict)));
+    return this.#load(paths.map((path, i) => [path, contents[i]]), strict);
+  }
+
+  #load(entries, strict) {
+    this.engine.loadBegin(JSON.stringify({ strict }));
+    try {
+      for (const [path, bytes] of entries) this.engine.loadAdd(path, bytes);
+      return this.#remember(JSON.parse(this.engine.loadCommit()));
+    } catch (error) {
+      this.engine.loadAbort();
+      throw error;
+    }
   }
 
   #remember(report) {

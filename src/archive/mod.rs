@@ -1,6 +1,7 @@
 //! Inputs to log files: persistence-root folders, single `.jsonl` / `.jsonl.zstd` files, DSH
 //! export ZIPs and browser-supplied `(relative path, bytes)` lists, with bounded decompression.
 
+pub mod entries;
 pub mod layout;
 
 use crate::error::{Error, ErrorCode};

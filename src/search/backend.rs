@@ -1,12 +1,11 @@
 //! Choosing a search backend at run time: the provider enum the faces (RPC, CLI, wasm) hold,
-//! and the options that pick it (`backend`, `tokenizer`, `indexPath`).
+//! and the options that pick it (backend, tokenizer, index path).
 
 use super::engine::{DocId, ScanProvider, SearchEngine, SearchProvider};
 use super::request::SearchConfig;
 use super::tantivy::TantivyProvider;
 use super::tokenizer::TokenizerMode;
-use crate::error::{Error, ErrorCode};
-use crate::json::Json;
+use crate::error::Error;
 
 /// Which engine stores the index.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -35,31 +34,6 @@ pub struct SearchOptions {
 }
 
 impl SearchOptions {
-    /// Reads `{backend?: "tantivy"|"scan"|"sqlite", tokenizer?: "unicode61"|"cjk", indexPath?}`
-    /// from load options (other keys are left to the caller).
-    pub fn from_json(options: Option<&Json>) -> Result<SearchOptions, Error> {
-        let invalid = |m: String| Error::new(ErrorCode::QueryInvalidConfig, m);
-        let mut out = SearchOptions::default();
-        let Some(options) = options else { return Ok(out) };
-        let path = match options.get("indexPath") {
-            None => None,
-            Some(Json::String(p)) => Some(p.to_lossy().into_owned()),
-            Some(_) => return Err(invalid("indexPath must be a string".into())),
-        };
-        out.backend = match options.get("backend").map(|b| b.as_str()) {
-            None | Some(Some("tantivy")) => Backend::Tantivy,
-            Some(Some("scan")) => Backend::Scan,
-            Some(Some("sqlite")) => Backend::Sqlite { path },
-            Some(other) => return Err(invalid(format!("unknown search backend {other:?}"))),
-        };
-        out.tokenizer = match options.get("tokenizer").map(|t| t.as_str()) {
-            None | Some(Some("unicode61")) => TokenizerMode::Unicode61,
-            Some(Some("cjk")) => TokenizerMode::Cjk,
-            Some(other) => return Err(invalid(format!("unknown tokenizer {other:?}"))),
-        };
-        Ok(out)
-    }
-
     /// Builds an empty engine with these options.
     pub fn engine(&self) -> Result<SearchEngine<AnyProvider>, Error> {
         let provider = match &self.backend {
@@ -83,7 +57,7 @@ fn sqlite_provider(path: Option<&str>, mode: TokenizerMode) -> Result<AnyProvide
 #[cfg(not(all(feature = "sqlite", not(target_arch = "wasm32"))))]
 fn sqlite_provider(_path: Option<&str>, _mode: TokenizerMode) -> Result<AnyProvider, Error> {
     Err(Error::new(
-        ErrorCode::QueryInvalidConfig,
+        crate::error::ErrorCode::QueryInvalidConfig,
         "the sqlite backend is not in this build (native, feature `sqlite`)",
     ))
 }

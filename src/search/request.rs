@@ -62,6 +62,41 @@ pub struct EventSearchRequest {
     pub highlights: bool,
 }
 
+impl SessionSearchRequest {
+    /// A request from typed parts (a program's, not JSON), validated as a parsed one is: the
+    /// query normalised, the limit checked; no cursor, no highlights.
+    pub fn new(query: &str, event_filters: Vec<EventFilter>, limit: u64, config: &SearchConfig) -> Result<Self, Error> {
+        Ok(SessionSearchRequest {
+            query: normalize_query(Some(&Json::str(query)))?,
+            session_filters: Vec::new(),
+            event_filters,
+            limit: normalize_limit(Some(&Json::Number(limit as f64)), config)?,
+            cursor: None,
+            highlights: false,
+        })
+    }
+}
+
+impl EventSearchRequest {
+    /// A request from typed parts, validated as [`SessionSearchRequest::new`] validates.
+    pub fn new(
+        session_id: &str,
+        query: &str,
+        filters: Vec<EventFilter>,
+        limit: u64,
+        config: &SearchConfig,
+    ) -> Result<Self, Error> {
+        Ok(EventSearchRequest {
+            session_id: session_id.to_owned(),
+            query: normalize_query(Some(&Json::str(query)))?,
+            filters,
+            limit: normalize_limit(Some(&Json::Number(limit as f64)), config)?,
+            cursor: None,
+            highlights: false,
+        })
+    }
+}
+
 /// `request[key] ?? []`: JavaScript's `??` treats `null` like a missing key.
 fn filters_of<'a>(request: &'a Json, key: &str) -> Option<&'a Json> {
     request.get(key).filter(|v| !matches!(v, Json::Null))
@@ -116,6 +151,10 @@ fn cursor_of(request: &Json) -> Result<Option<String>, Error> {
     }
 }
 
+/// The longest query accepted, in UTF-8 bytes as given (16 KiB: a pasted stack trace fits).
+/// Refused before any work, since a phrase's cost grows with its length; DSH has no bound.
+pub const MAX_QUERY_BYTES: usize = 16 << 10;
+
 /// Trims, collapses JavaScript whitespace runs to one space, rejects blank text and NUL, and
 /// maps the highlight-marker noncharacters U+FDD0 / U+FDD1 to U+FFFD (04 §4).
 pub fn normalize_query(value: Option<&Json>) -> Result<String, Error> {
@@ -123,6 +162,12 @@ pub fn normalize_query(value: Option<&Json>) -> Result<String, Error> {
     let text = value
         .and_then(Json::as_js_string)
         .ok_or_else(|| invalid("session-search query must be text"))?;
+    if text.as_wtf8().len() > MAX_QUERY_BYTES {
+        return Err(Error::new(
+            ErrorCode::QueryInvalidQuery,
+            format!("session-search query must be at most {MAX_QUERY_BYTES} bytes"),
+        ));
+    }
     let text = text.to_lossy();
     let query = text
         .split(is_js_whitespace)
@@ -347,6 +392,11 @@ mod tests {
         assert_eq!(q("a\0b").err().map(|e| e.code), Some(ErrorCode::QueryInvalidQuery));
         assert_eq!(
             normalize_query(Some(&Json::Number(1.0))).err().map(|e| e.code),
+            Some(ErrorCode::QueryInvalidQuery)
+        );
+        assert!(q(&"a ".repeat(MAX_QUERY_BYTES / 2)).is_ok(), "at the bound");
+        assert_eq!(
+            q(&"a ".repeat(MAX_QUERY_BYTES / 2 + 1)).err().map(|e| e.code),
             Some(ErrorCode::QueryInvalidQuery)
         );
     }

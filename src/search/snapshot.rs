@@ -29,19 +29,8 @@ fn refused(why: impl std::fmt::Display) -> Error {
     )
 }
 
-fn mode_name(mode: TokenizerMode) -> &'static str {
-    match mode {
-        TokenizerMode::Unicode61 => "unicode61",
-        TokenizerMode::Cjk => "cjk",
-    }
-}
-
 fn label(name: &str) -> SurfaceLabel {
-    match name {
-        "current" => SurfaceLabel::Current,
-        "shadowed" => SurfaceLabel::Shadowed,
-        _ => SurfaceLabel::LogOnly,
-    }
+    SurfaceLabel::parse(name).unwrap_or(SurfaceLabel::LogOnly)
 }
 
 struct Reader<'a> {
@@ -131,7 +120,7 @@ impl<P: SegmentStore> SearchEngine<P> {
         let segments = self.provider.export_segments()?;
         let manifest = json!({
             "crate": env!("CARGO_PKG_VERSION"),
-            "tokenizer": mode_name(self.mode),
+            "tokenizer": TokenizerMode::as_str(self.mode),
             "nextDoc": self.next_doc,
             "sessions": sessions,
             "docs": docs,
@@ -173,10 +162,9 @@ impl<P: SegmentStore> SearchEngine<P> {
                 env!("CARGO_PKG_VERSION")
             )));
         }
-        let mode = match manifest["tokenizer"].as_str() {
-            Some("unicode61") => TokenizerMode::Unicode61,
-            Some("cjk") => TokenizerMode::Cjk,
-            other => return Err(refused(format!("unknown tokenizer {other:?}"))),
+        let name = manifest["tokenizer"].as_str();
+        let Some(mode) = name.and_then(TokenizerMode::parse) else {
+            return Err(refused(format!("unknown tokenizer {name:?}")));
         };
         let mut docs: DocIdMap<DocMeta> = DocIdMap::default();
         // The stored texts, only to check them against the corpus below.

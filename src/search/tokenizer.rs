@@ -65,6 +65,24 @@ pub enum TokenizerMode {
     Cjk,
 }
 
+impl TokenizerMode {
+    /// Every mode.
+    pub const ALL: [TokenizerMode; 2] = [TokenizerMode::Unicode61, TokenizerMode::Cjk];
+
+    /// The option spelling: `"unicode61"` or `"cjk"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenizerMode::Unicode61 => "unicode61",
+            TokenizerMode::Cjk => "cjk",
+        }
+    }
+
+    /// The mode with this option spelling.
+    pub fn parse(name: &str) -> Option<TokenizerMode> {
+        TokenizerMode::ALL.into_iter().find(|mode| mode.as_str() == name)
+    }
+}
+
 /// One token with its own text (borrowed from the input when folding left it unchanged).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Token<'a> {

@@ -1,0 +1,311 @@
+//! The library's one typed API: an [`Archive`] (a corpus and its search engine) with DSH's
+//! methods, the table of those methods ([`Method`]) and their typed requests ([`Request`]),
+//! which every face (JSON-RPC, WebAssembly, the command line) parses once and calls.
+//!
+//! ```
+//! use dsh_session_search::api::{Archive, ArchiveOptions, Dialect, Method, ParseContext, Request};
+//! use dsh_session_search::json::Json;
+//!
+//! let mut archive = Archive::new(ArchiveOptions::default());
+//! let params = Json::parse(r#"["nope"]"#, Default::default()).expect("JSON");
+//! let request = Request::parse(Method::ListEvents, params.as_array().unwrap_or_default(), ParseContext::default())
+//!     .expect("a valid request");
+//! let error = archive.call(request).expect_err("no such session");
+//! assert_eq!(error.code.as_str(), "SESSION_QUERY_SESSION_NOT_FOUND");
+//! ```
+
+pub mod coerce;
+pub mod methods;
+pub mod options;
+
+pub use coerce::Dialect;
+pub use methods::{AgentArg, Method, ParseContext, Request, call_static};
+pub use options::{ArchiveOptions, LoadCallOptions, PrepareSettings};
+
+use crate::archive::{Input, LoadOptions};
+use crate::corpus::{Corpus, LoadJob, LoadProgress, LoadReport, SessionRecord};
+use crate::error::{Error, ErrorCode};
+use crate::json::{JsString, Json};
+use crate::reference::{self, CancellationToken, PreparedReferences, SpillStore};
+use crate::search::backend::{AnyProvider, SearchOptions};
+use crate::search::engine::{EventSearchPage, SearchEngine, SessionSearchPage};
+use crate::search::request::{EventSearchRequest, SessionSearchRequest};
+
+/// Loaded sessions and everything DSH's query, search and reference services answer over them.
+pub struct Archive {
+    corpus: Corpus,
+    options: ArchiveOptions,
+    /// Built on the first search, then kept up to date incrementally.
+    search: Option<SearchEngine<AnyProvider>>,
+    /// A load under way (the staged, step-by-step load of the WebAssembly face).
+    staged: Option<StagedLoad>,
+}
+
+/// `appendLive`'s answer: `{sessionId, eventCount}`.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppendedLive {
+    /// The live session.
+    pub session_id: String,
+    /// Its events after the append.
+    pub event_count: usize,
+}
+
+/// Entries handed over one by one, then read log by log.
+struct StagedLoad {
+    options: LoadOptions,
+    entries: Vec<(String, Vec<u8>)>,
+    job: Option<LoadJob>,
+}
+
+impl Default for Archive {
+    fn default() -> Self {
+        Archive::new(ArchiveOptions::default())
+    }
+}
+
+impl Archive {
+    /// An empty archive.
+    pub fn new(options: ArchiveOptions) -> Self {
+        Archive {
+            corpus: Corpus::new(),
+            options,
+            search: None,
+            staged: None,
+        }
+    }
+
+    /// The corpus every read answers from.
+    pub fn corpus(&self) -> &Corpus {
+        &self.corpus
+    }
+
+    /// The archive's settings.
+    pub fn options(&self) -> &ArchiveOptions {
+        &self.options
+    }
+
+    /// What a request is parsed against here, in `dialect`.
+    pub fn parse_context(&self, dialect: Dialect) -> ParseContext<'_> {
+        ParseContext {
+            dialect,
+            load: Some(&self.options.load),
+            search: self.options.search.config,
+        }
+    }
+
+    /// Parses and answers one call by name (the faces that receive JSON use this).
+    pub fn call_json(&mut self, method: &str, params: &[Json], dialect: Dialect) -> Result<String, Error> {
+        let method =
+            Method::parse(method).ok_or_else(|| Error::invalid_argument(format!("unknown method {method:?}")))?;
+        let request = Request::parse(method, params, self.parse_context(dialect))?;
+        self.call(request)
+    }
+
+    /// Loads inputs with this archive's limits and `strict` (see [`Corpus::load`]).
+    pub fn load(&mut self, inputs: Vec<Input>, strict: bool) -> Result<LoadReport, Error> {
+        let options = LoadOptions {
+            strict,
+            ..self.options.load
+        };
+        self.corpus.load(inputs, &options)
+    }
+
+    /// Loads inputs with explicit options, reporting progress after each log.
+    pub fn load_with_progress(
+        &mut self,
+        inputs: Vec<Input>,
+        options: &LoadOptions,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<LoadReport, Error> {
+        self.corpus.load_with_progress(inputs, options, progress)
+    }
+
+    /// The JSON-RPC `load`: paths on disk; options may also change the search configuration
+    /// (then the index is rebuilt on the next search).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn load_paths(&mut self, paths: &[String], options: LoadCallOptions) -> Result<LoadReport, Error> {
+        if let Some(search) = options.search {
+            self.set_search_options(search);
+        }
+        let inputs = paths.iter().map(|p| Input::Path(p.into())).collect();
+        self.corpus.load(inputs, &options.load)
+    }
+
+    /// Paths need a file system: in WebAssembly, loads go through [`Archive::begin_load`].
+    #[cfg(target_arch = "wasm32")]
+    pub fn load_paths(&mut self, _paths: &[String], _options: LoadCallOptions) -> Result<LoadReport, Error> {
+        Err(Error::invalid_argument(
+            "load by path needs a file system; hand the files over as entries",
+        ))
+    }
+
+    /// Changes the search configuration; a different backend or tokenizer drops the index,
+    /// which is rebuilt on the next search.
+    pub fn set_search_options(&mut self, search: SearchOptions) {
+        let current = &self.options.search;
+        if search.backend != current.backend || search.tokenizer != current.tokenizer {
+            self.options.search = search;
+            self.search = None;
+        }
+    }
+
+    /// Starts a staged load (discarding one under way): entries are added with
+    /// [`Archive::add_entry`], read with [`Archive::step_load`] and published by
+    /// [`Archive::commit_load`]. Until then nothing is visible.
+    pub fn begin_load(&mut self, options: LoadCallOptions) {
+        self.staged = Some(StagedLoad {
+            options: options.load,
+            entries: Vec::new(),
+            job: None,
+        });
+    }
+
+    fn staged(&mut self) -> Result<&mut StagedLoad, Error> {
+        self.staged
+            .as_mut()
+            .ok_or_else(|| Error::invalid_argument("no load is under way: begin one first"))
+    }
+
+    /// Adds one entry (a path with `/` separators and its bytes) to the staged load.
+    pub fn add_entry(&mut self, path: String, bytes: Vec<u8>) -> Result<(), Error> {
+        let staged = self.staged()?;
+        if staged.job.is_some() {
+            return Err(Error::invalid_argument(
+                "entries must all be added before the load is stepped",
+            ));
+        }
+        staged.entries.push((path, bytes));
+        Ok(())
+    }
+
+    /// Does the next bounded piece of the staged load (gathering, then one log per call);
+    /// returns the progress and whether work is left.
+    pub fn step_load(&mut self) -> Result<(LoadProgress, bool), Error> {
+        let staged = self.staged()?;
+        let job = match &mut staged.job {
+            Some(job) => job,
+            None => {
+                let inputs = crate::archive::entries::inputs_from_entries(std::mem::take(&mut staged.entries));
+                staged.job.insert(LoadJob::new(inputs, &staged.options))
+            }
+        };
+        let more = job.step();
+        Ok((job.progress(), more))
+    }
+
+    /// Publishes the staged load (all or nothing) and returns its report.
+    pub fn commit_load(&mut self) -> Result<LoadReport, Error> {
+        self.step_load()?;
+        let staged = self
+            .staged
+            .take()
+            .ok_or_else(|| Error::invalid_argument("no load is under way"))?;
+        let job = staged
+            .job
+            .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "the load was not gathered"))?;
+        self.corpus.commit(job)
+    }
+
+    /// Drops the staged load; nothing of it is published.
+    pub fn abort_load(&mut self) {
+        self.staged = None;
+    }
+
+    /// Adds a live session (it shadows a persisted copy of the same id).
+    pub fn add_live(&mut self, header: &Json, events: Vec<Json>) -> Result<SessionRecord, Error> {
+        self.corpus.add_live(header, events)
+    }
+
+    /// Appends events to a live session, all or nothing.
+    pub fn append_live(&mut self, session_id: &str, events: Vec<Json>) -> Result<AppendedLive, Error> {
+        let event_count = self.corpus.append_live(session_id, events)?;
+        Ok(AppendedLive {
+            session_id: session_id.to_owned(),
+            event_count,
+        })
+    }
+
+    /// The search engine (built on first use) and the corpus it answers over.
+    fn searcher(&mut self) -> Result<(&mut SearchEngine<AnyProvider>, &Corpus), Error> {
+        if self.search.is_none() {
+            self.search = Some(self.options.search.engine()?);
+        }
+        match self.search.as_mut() {
+            Some(engine) => Ok((engine, &self.corpus)),
+            None => Err(Error::new(ErrorCode::QueryIndexFailed, "no search index")),
+        }
+    }
+
+    /// DSH's `searchSessions`.
+    pub fn search_sessions(&mut self, request: &SessionSearchRequest) -> Result<SessionSearchPage, Error> {
+        let (engine, corpus) = self.searcher()?;
+        engine.search_sessions(corpus, request)
+    }
+
+    /// DSH's `searchEvents`.
+    pub fn search_events(&mut self, request: &EventSearchRequest) -> Result<EventSearchPage, Error> {
+        let (engine, corpus) = self.searcher()?;
+        engine.search_events(corpus, request)
+    }
+
+    /// The built search index as bytes (tantivy), to reopen over the same corpus with
+    /// [`Archive::import_index`] without re-indexing.
+    pub fn export_index(&mut self) -> Result<Vec<u8>, Error> {
+        let (engine, corpus) = self.searcher()?;
+        engine.export_snapshot(corpus)
+    }
+
+    /// Reopens an exported index; refused (and nothing changes) unless it was built by this
+    /// version, with this archive's tokenizer, over exactly the loaded corpus.
+    pub fn import_index(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let search = &self.options.search;
+        let engine = SearchEngine::<AnyProvider>::import_snapshot(bytes, &self.corpus, search.config)?;
+        if engine.tokenizer() != search.tokenizer {
+            return Err(Error::new(
+                ErrorCode::QueryIndexFailed,
+                "the snapshot was built with another tokenizer",
+            ));
+        }
+        self.options.search.backend = crate::search::backend::Backend::Tantivy;
+        self.search = Some(engine);
+        Ok(())
+    }
+
+    /// DSH's `listCandidates`.
+    pub fn list_candidates(
+        &self,
+        agent: &AgentArg,
+        query: &JsString,
+        limit: Option<u64>,
+        cancelled: bool,
+    ) -> Result<Vec<reference::Candidate>, Error> {
+        let token = cancelled_token(cancelled);
+        let agent = agent.resolve(&self.corpus);
+        reference::list_candidates_cancellable(&self.corpus, &agent, query, limit, token.as_ref())
+    }
+
+    /// DSH's `prepare`, with an optional spill store for truncated sources.
+    pub fn prepare(
+        &self,
+        agent: &AgentArg,
+        content: &Json,
+        references: &[Json],
+        settings: &PrepareSettings,
+        spill: Option<&dyn SpillStore>,
+    ) -> Result<PreparedReferences, Error> {
+        let token = cancelled_token(settings.cancelled);
+        let agent = agent.resolve(&self.corpus);
+        let options = settings.options(spill, token.as_ref());
+        reference::prepare_values(&self.corpus, &agent, content, references, &options)
+    }
+}
+
+/// An already-cancelled token for `cancelled: true`.
+fn cancelled_token(cancelled: bool) -> Option<CancellationToken> {
+    cancelled.then(|| {
+        let token = CancellationToken::new();
+        token.cancel();
+        token
+    })
+}
