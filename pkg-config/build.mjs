@@ -39,7 +39,7 @@ const sizes = (bytes) => ({
 });
 const wasm = readFileSync(join(outDir, 'wasm', GLUE[1]));
 const glue = Buffer.concat(
-  ['wasm/dsh_session_search.js', 'entries/browser.js', 'lib/core.js', 'lib/errors.js', 'lib/exports.js', 'lib/legacy.js']
+  ['wasm/dsh_session_search.js', 'entries/browser.js', 'lib/core.js', 'lib/errors.js', 'lib/exports.js']
     .filter((f) => { try { return statSync(join(outDir, f)).isFile(); } catch { return false; } })
     .map((f) => readFileSync(join(outDir, f))),
 );

@@ -12,7 +12,6 @@ import {
   fromRaw,
   sessionError,
 } from './errors.js';
-import { adaptRaw } from './legacy.js';
 
 const PROGRESS_INTERVAL_MS = 250;
 const MAX_VALUE_DEPTH = 512;
@@ -148,7 +147,7 @@ export function createApi(loadRaw) {
 
   function raw() {
     if (rawPromise === undefined) {
-      rawPromise = Promise.resolve().then(loadRaw).then(adaptRaw).catch((error) => {
+      rawPromise = Promise.resolve().then(loadRaw).catch((error) => {
         rawPromise = undefined;
         throw internalError(error);
       });
