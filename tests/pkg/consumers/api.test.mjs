@@ -175,7 +175,7 @@ test('spill: the store gets each truncated source; a throw is unavailable; an ab
   assert.deepEqual(stored.references[0].spill, { locator: `mem://${big}` });
   assert.equal(seen.length, 1);
   assert.equal(seen[0].sessionId, big);
-  assert.ok(JSON.stringify(seen[0].snapshot).length > budget, 'the complete snapshot');
+  assert.ok(Buffer.byteLength(JSON.stringify(seen[0].snapshot)) > budget, 'the complete snapshot is over the budget');
   const failed = await archive.prepare(agent, 'x', [{ sessionId: big }], { ...options, spill: async () => { throw new Error('disk full'); } });
   assert.deepEqual(failed.references[0].spill, { unavailable: 'disk full' });
   const controller = new AbortController();
