@@ -14,6 +14,23 @@ const opaque = (page) => (page && typeof page === 'object' && 'nextCursor' in pa
 const withoutMessages = (settled) =>
   Array.isArray(settled) ? settled.map((s) => (s.reason ? { ...s, reason: { code: s.reason.code } } : s)) : settled;
 
+/** Keys DSH defines for each request object; DSH ignores others, the strict face refuses them. */
+const REQUEST_KEYS = {
+  searchSessions: ['query', 'sessionFilters', 'eventFilters', 'limit', 'cursor', 'highlights'],
+  searchEvents: ['sessionId', 'query', 'filters', 'limit', 'cursor', 'highlights'],
+  readEvent: ['sessionId', 'seq', 'before', 'after'],
+  traceEvent: ['sessionId', 'seq'],
+};
+const FILTER_KEYS = ['kind', 'values', 'from', 'to', 'text'];
+
+function hasUnknownKey(method, params) {
+  const request = params[0];
+  if (!(method in REQUEST_KEYS) || request === null || typeof request !== 'object' || Array.isArray(request)) return false;
+  if (Object.keys(request).some((k) => !REQUEST_KEYS[method].includes(k))) return true;
+  const filters = [request.sessionFilters, request.eventFilters, request.filters].filter(Array.isArray).flat();
+  return filters.some((f) => f !== null && typeof f === 'object' && Object.keys(f).some((k) => !FILTER_KEYS.includes(k)));
+}
+
 const mismatches = [];
 let replayed = 0;
 let strictRefusals = 0;
@@ -77,23 +94,6 @@ for (const file of readdirSync(join(dir, 'dumps')).sort()) {
     }
   }
   archive.free();
-}
-
-/** Keys DSH defines for each request object; DSH ignores others, the strict face refuses them. */
-const REQUEST_KEYS = {
-  searchSessions: ['query', 'sessionFilters', 'eventFilters', 'limit', 'cursor', 'highlights'],
-  searchEvents: ['sessionId', 'query', 'filters', 'limit', 'cursor', 'highlights'],
-  readEvent: ['sessionId', 'seq', 'before', 'after'],
-  traceEvent: ['sessionId', 'seq'],
-};
-const FILTER_KEYS = ['kind', 'values', 'from', 'to', 'text'];
-
-function hasUnknownKey(method, params) {
-  const request = params[0];
-  if (!(method in REQUEST_KEYS) || request === null || typeof request !== 'object' || Array.isArray(request)) return false;
-  if (Object.keys(request).some((k) => !REQUEST_KEYS[method].includes(k))) return true;
-  const filters = [request.sessionFilters, request.eventFilters, request.filters].filter(Array.isArray).flat();
-  return filters.some((f) => f !== null && typeof f === 'object' && Object.keys(f).some((k) => !FILTER_KEYS.includes(k)));
 }
 
 if (replayed < 1000) {
