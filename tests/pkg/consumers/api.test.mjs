@@ -76,6 +76,14 @@ test('an aborted load throws SESSION_LOAD_ABORTED and publishes nothing', async 
   assert.equal(report.sessions.length, 25);
 });
 
+test('a throwing onProgress fails the load, publishes nothing, and the archive loads again', async () => {
+  const archive = await SessionArchive.create();
+  const boom = new Error('boom');
+  await assert.rejects(archive.load([{ path: 'a.zip', bytes: zipBytes }], { onProgress: () => { throw boom; } }), (error) => error === boom);
+  assert.deepEqual(await archive.listSessions(), []);
+  assert.equal((await archive.load([{ path: 'a.zip', bytes: zipBytes }])).sessions.length, 25);
+});
+
 test('strict load failure is a SessionQueryError and adds nothing', async () => {
   const archive = await SessionArchive.create();
   const bad = new TextEncoder().encode('{"not":"a header"}\n');
