@@ -43,7 +43,19 @@ const glue = Buffer.concat(
     .filter((f) => { try { return statSync(join(outDir, f)).isFile(); } catch { return false; } })
     .map((f) => readFileSync(join(outDir, f))),
 );
-const report = { wasm: sizes(wasm), js: sizes(glue), total: sizes(Buffer.concat([wasm, glue])) };
+const parts = { wasm: sizes(wasm), js: sizes(glue) };
+const sum = (key) => parts.wasm[key] + parts.js[key];
+const report = { ...parts, total: { raw: sum('raw'), gzip: sum('gzip'), brotli: sum('brotli') } };
+const kb = (n) => `${(n / 1024).toFixed(0)} KB`;
+const table = [
+  '| file | raw | gzip | brotli |',
+  '|---|---:|---:|---:|',
+  ['`.wasm`', report.wasm],
+  ['JavaScript (glue, wrapper, browser entry)', report.js],
+  ['total', report.total],
+].map((row) => (typeof row === 'string' ? row : `| ${row[0]} | ${kb(row[1].raw)} | ${kb(row[1].gzip)} | ${kb(row[1].brotli)} |`));
+const readme = join(outDir, 'README.md');
+writeFileSync(readme, readFileSync(readme, 'utf8').replace('<!-- sizes: written by make pkg -->', table.join('\n')));
 writeFileSync(join(outDir, '..', 'sizes.json'), JSON.stringify(report, null, 2) + '\n');
 for (const [what, s] of Object.entries(report)) {
   console.log(`${what.padEnd(6)} raw ${s.raw} B, gzip -9 ${s.gzip} B, brotli -11 ${s.brotli} B`);
