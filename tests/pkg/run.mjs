@@ -7,7 +7,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, write
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { replayNative } from './native.mjs';
+import { compareReferenceReplay, replayNative } from './native.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -112,6 +112,8 @@ await step('workerd', () => runWorkerd({ app, tools, inputs, expected }));
 
 if (oracleDir) {
   await step('oracle: recorded DSH calls through the installed package', () => run('node', ['oracle-replay.mjs', oracleDir]).trim().split('\n').pop());
+  await step('oracle: recorded DSH reference calls through the package equal native', () =>
+    compareReferenceReplay(repo, oracleDir, JSON.parse(run('node', ['reference-replay.mjs', oracleDir]))));
 }
 
 if (failures) {
