@@ -1,0 +1,56 @@
+// The browser's load inputs, fetched from the test server: the export ZIP as an ArrayBuffer,
+// the persistence root as {path, bytes: Blob} entries relative to the root.
+export async function fetchInputs(kind) {
+  if (kind === 'zip') {
+    return [{ path: 'sample-archive.zip', bytes: await (await fetch('/inputs/zip')).arrayBuffer() }];
+  }
+  const paths = await (await fetch('/inputs/root.json')).json();
+  return Promise.all(paths.map(async (path) => ({ path, bytes: await (await fetch(`/inputs/root/${path}`)).blob() })));
+}
+
+/** Runs the shared scenario for every input through `api`; also checks progress events arrive. */
+export async function runAll(api, runScenario, kinds) {
+  const results = { checks: {} };
+  for (const kind of kinds) results[kind] = await runScenario(api, await fetchInputs(kind));
+  const archive = await api.SessionArchive.create();
+  const progress = [];
+  await archive.load(await fetchInputs('zip'), { onProgress: (p) => progress.push(p) });
+  const aborted = await archive.searchSessions({ query: 'the' }, { signal: AbortSignal.abort() }).then(
+    () => 'resolved',
+    (error) => `${error.name} ${error.code}`,
+  );
+  results.checks.spill = await spillLocator(archive);
+  archive.free();
+  const closed = await archive.listSessions().then(() => 'resolved', (error) => `${error.name} ${error.code}`);
+  results.checks = { ...results.checks, progressEvents: progress.length, lastProgress: progress.at(-1), aborted, closed };
+  return results;
+}
+
+/** Prepares the largest session with shrinking budgets until it is truncated; returns the spill. */
+async function spillLocator(archive) {
+  const records = await archive.listSessions();
+  const agent = { id: records[0].header.id };
+  const sizes = await Promise.all(records.slice(1).map(async (r) => [JSON.stringify(await archive.readSurface(r.header.id)).length, r.header.id]));
+  const [size, big] = sizes.sort((a, b) => b[0] - a[0])[0];
+  for (let budget = size; budget > 256; budget = Math.floor(budget * 0.8)) {
+    const result = await archive.prepare(agent, 'x', [{ sessionId: big }], {
+      maxReferenceBytes: budget,
+      spill: async (source) => `mem://${source.sessionId}@${source.capturedThroughSeq}`,
+    });
+    if (!result.references[0].truncated) continue;
+    // The signal aborts while the store is still writing: cancelled, although the store completes.
+    const controller = new AbortController();
+    const cancelled = await archive
+      .prepare(agent, 'x', [{ sessionId: big }], {
+        maxReferenceBytes: budget,
+        signal: controller.signal,
+        spill: () => {
+          controller.abort();
+          return new Promise((resolve) => setTimeout(() => resolve('late'), 50));
+        },
+      })
+      .then(() => 'resolved', (error) => `${error.name} ${error.code}`);
+    return { ...result.references[0].spill, cancelled };
+  }
+  return null;
+}
