@@ -35,5 +35,5 @@ pub mod reads;
 pub mod reference;
 pub mod rpc;
 pub mod search;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;
