@@ -24,6 +24,8 @@
 
 pub mod api;
 pub mod archive;
+#[cfg(all(feature = "component", target_arch = "wasm32", target_os = "wasi"))]
+mod component;
 pub mod corpus;
 pub mod documents;
 pub mod error;
