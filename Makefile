@@ -11,8 +11,12 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
 WASM_PKG := www/pkg/dsh_session_search_bg.wasm
 WASM_PKG_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
+COMPONENT_TARGET := wasm32-wasip2
+COMPONENT_DIR := target/component
+COMPONENT := $(COMPONENT_DIR)/dsh_session_search.wasm
+WASM_TOOLS_VERSION := 1.263.0
 
-.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg bench clean
+.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg component test-component bench clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -30,7 +34,7 @@ $(WASM_PKG): $(WASM_PKG_SOURCES)
 		"$${CARGO_TARGET_DIR:-target}/$(WASM_TARGET)/release/dsh_session_search.wasm"
 	@touch $@
 
-test: setup fmt-check lint test-native test-wasm test-e2e test-differential ## Run every test (installs what it lacks).
+test: setup fmt-check lint test-native test-wasm test-e2e test-differential test-component ## Run every test (installs what it lacks).
 
 setup: ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
@@ -61,6 +65,24 @@ oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 
 test-differential: oracle ## Compare our reads with DSH's on the generated corpora.
 	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) cargo test --test differential --test reference_differential -- --nocapture
+
+component: ## Build the WebAssembly Component (wasm32-wasip2, release) into target/component and print its size.
+	@rustup target list --installed | grep -qx $(COMPONENT_TARGET) || rustup target add $(COMPONENT_TARGET)
+	cargo build --release --lib --no-default-features --features component --target $(COMPONENT_TARGET)
+	@mkdir -p $(COMPONENT_DIR)
+	cp "$${CARGO_TARGET_DIR:-target}/$(COMPONENT_TARGET)/release/dsh_session_search.wasm" $(COMPONENT)
+	@echo "$(COMPONENT): $$(stat -c %s $(COMPONENT)) bytes ($$(gzip -9c $(COMPONENT) | wc -c) gzipped)"
+
+test-component: component ## Validate the component, check its WIT against wit/, and run it under jco + Node against native and DSH.
+	@[ "$$(wasm-tools --version 2>/dev/null | cut -d' ' -f2)" = "$(WASM_TOOLS_VERSION)" ] || \
+		cargo install wasm-tools --version $(WASM_TOOLS_VERSION) --no-default-features --features validate,component
+	wasm-tools validate $(COMPONENT)
+	tests/component/check-wit.sh $(COMPONENT) wit
+	@[ -d $(ORACLE_DIR)/dumps ] || $(MAKE) oracle
+	cargo build --bin dsh-session-search
+	@[ -x tests/component/node_modules/.bin/jco ] || (cd tests/component && npm ci --ignore-scripts --no-audit --no-fund)
+	tests/component/node_modules/.bin/jco transpile $(COMPONENT) --name dsh_session_search --no-typescript -q -o tests/component/out
+	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) node --test tests/component/
 
 bench: ## Benchmark against DSH's own search on BENCH_EVENTS generated events (not part of `test`).
 	tests/bench/run.sh $(BENCH_EVENTS)
