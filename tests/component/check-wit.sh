@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The WIT a built component carries must be the checked-in one: the `session-search`
-# interface, as `wasm-tools component wit` prints it from both, is the same text, and the
-# component's world exports it.
+# interface, as `wasm-tools component wit` prints it from both, is the same text (the
+# component carries no doc comments, so they are set aside), and the component's world
+# exports it.
 #   tests/component/check-wit.sh COMPONENT.wasm WIT_DIR
 set -euo pipefail
 component="${1:?usage: check-wit.sh COMPONENT.wasm WIT_DIR}"
@@ -10,11 +11,11 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 # The `interface session-search { … }` block, unindented (the component prints its
-# packages nested, so indentation differs).
+# packages nested, so indentation differs), without doc comments.
 interface_block() {
   awk '
     !open && /^ *interface session-search \{$/ { open = 1; match($0, /^ */); indent = RLENGTH }
-    open { print substr($0, indent + 1) }
+    open && !/^ *\/\/\// { print substr($0, indent + 1) }
     open && $0 ~ ("^" sprintf("%" indent "s", "") "}$") { exit }
   ' "$1"
 }

@@ -40,7 +40,7 @@ export function value(answer) {
   return answer.error ? { error: { code: answer.error.code } } : JSON.parse(answer.ok);
 }
 
-/** Every file below `dir` as a `{path, bytes}` entry, paths relative to `base` with `/`. */
+/** Every file below `dir` as a `{path, bytes}` entry, paths relative to `base` with `/`, sorted. */
 export function entriesOf(dir, base) {
   const out = [];
   const walk = (d) => {
@@ -51,7 +51,8 @@ export function entriesOf(dir, base) {
     }
   };
   walk(dir);
-  return out;
+  // In path order, as a folder on disk is read.
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** The native `rpc` face: one JSON-RPC request per line, answers in order. */
@@ -99,6 +100,18 @@ export function withoutMessages(settlements) {
 }
 
 export const same = isDeepStrictEqual;
+
+/** Where two values first differ: `path: a ≠ b`, or `null` when they are the same. */
+export function firstDifference(a, b, path = '$') {
+  if (isDeepStrictEqual(a, b)) return null;
+  if (a && b && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b)) {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const found = firstDifference(a[key], b[key], Array.isArray(a) ? `${path}[${key}]` : `${path}.${key}`);
+      if (found) return found;
+    }
+  }
+  return `${path}: ${short(a)} ≠ ${short(b)}`;
+}
 
 /** The first 400 characters of a value, for a mismatch line. */
 export function short(value) {
