@@ -23,8 +23,12 @@ PKG_TOOLS := tests/pkg/node_modules/.package-lock.json
 # indexing is about 1.5x slower. PKG_OPT_LEVEL=s builds it like the viewer.
 PKG_OPT_LEVEL ?= z
 PKG_WASM := $${CARGO_TARGET_DIR:-target}/$(WASM_TARGET)/pkg/dsh_session_search.wasm
+COMPONENT_TARGET := wasm32-wasip2
+COMPONENT_DIR := target/component
+COMPONENT := $(COMPONENT_DIR)/dsh_session_search.wasm
+WASM_TOOLS_VERSION := 1.263.0
 
-.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg pkg test-pkg pkg-tools bench fuzz fuzz-smoke fuzz-seeds clean
+.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg pkg test-pkg pkg-tools component test-component bench fuzz fuzz-smoke fuzz-seeds clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -42,7 +46,7 @@ $(WASM_PKG): $(WASM_PKG_SOURCES)
 		"$${CARGO_TARGET_DIR:-target}/$(WASM_TARGET)/release/dsh_session_search.wasm"
 	@touch $@
 
-test: setup fmt-check lint test-native test-wasm test-e2e test-differential test-pkg ## Run every test (installs what it lacks).
+test: setup fmt-check lint test-native test-wasm test-e2e test-differential test-pkg test-component ## Run every test (installs what it lacks).
 
 setup: ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
@@ -97,6 +101,24 @@ test-pkg: pkg pkg-tools ## Install the packed tarball into consumer projects and
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@[ -d $(ORACLE_DIR)/logs/search ] || $(MAKE) oracle
 	node tests/pkg/run.mjs $(PKG_TARBALL) --oracle $(ORACLE_DIR)
+
+component: ## Build the WebAssembly Component (wasm32-wasip2, release) into target/component and print its size.
+	@rustup target list --installed | grep -qx $(COMPONENT_TARGET) || rustup target add $(COMPONENT_TARGET)
+	cargo build --release --lib --no-default-features --features component --target $(COMPONENT_TARGET)
+	@mkdir -p $(COMPONENT_DIR)
+	cp "$${CARGO_TARGET_DIR:-target}/$(COMPONENT_TARGET)/release/dsh_session_search.wasm" $(COMPONENT)
+	@echo "$(COMPONENT): $$(stat -c %s $(COMPONENT)) bytes ($$(gzip -9c $(COMPONENT) | wc -c) gzipped)"
+
+test-component: component ## Validate the component, check its WIT against wit/, and run it under jco + Node against native and DSH.
+	@[ "$$(wasm-tools --version 2>/dev/null | cut -d' ' -f2)" = "$(WASM_TOOLS_VERSION)" ] || \
+		cargo install wasm-tools --version $(WASM_TOOLS_VERSION) --no-default-features --features validate,component
+	wasm-tools validate $(COMPONENT)
+	tests/component/check-wit.sh $(COMPONENT) wit
+	@[ -d $(ORACLE_DIR)/dumps ] || $(MAKE) oracle
+	cargo build --bin dsh-session-search
+	@[ -x tests/component/node_modules/.bin/jco ] || (cd tests/component && npm ci --ignore-scripts --no-audit --no-fund)
+	tests/component/node_modules/.bin/jco transpile $(COMPONENT) --name dsh_session_search --no-typescript -q -o tests/component/out
+	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) node --test tests/component/
 
 bench: ## Benchmark against DSH's own search on BENCH_EVENTS generated events (not part of `test`).
 	tests/bench/run.sh $(BENCH_EVENTS)
