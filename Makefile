@@ -11,8 +11,13 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
 WASM_PKG := www/pkg/dsh_session_search_bg.wasm
 WASM_PKG_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
+WASM_RELEASE := $${CARGO_TARGET_DIR:-target}/$(WASM_TARGET)/release/dsh_session_search.wasm
+PKG_DIR := target/pkg
+PKG_VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' pkg-config/package.json)
+PKG_TARBALL := $(PKG_DIR)/dsh-session-search-$(PKG_VERSION).tgz
+PKG_TOOLS := tests/pkg/node_modules/.package-lock.json
 
-.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg bench clean
+.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg pkg test-pkg pkg-tools bench clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -30,7 +35,7 @@ $(WASM_PKG): $(WASM_PKG_SOURCES)
 		"$${CARGO_TARGET_DIR:-target}/$(WASM_TARGET)/release/dsh_session_search.wasm"
 	@touch $@
 
-test: setup fmt-check lint test-native test-wasm test-e2e test-differential ## Run every test (installs what it lacks).
+test: setup fmt-check lint test-native test-wasm test-e2e test-differential test-pkg ## Run every test (installs what it lacks).
 
 setup: ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
@@ -61,6 +66,27 @@ oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 
 test-differential: oracle ## Compare our reads with DSH's on the generated corpora.
 	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) cargo test --test differential --test reference_differential -- --nocapture
+
+pkg: $(PKG_TARBALL) ## Build the npm package (release wasm) and pack it to target/pkg/dsh-session-search-<version>.tgz.
+
+$(PKG_TARBALL): $(WASM_PKG_SOURCES) $(shell find pkg-config -type f) LICENSE $(PKG_TOOLS)
+	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
+	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
+	cargo build --release --lib --no-default-features --target $(WASM_TARGET)
+	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir $(PKG_DIR)/bindgen "$(WASM_RELEASE)"
+	node pkg-config/build.mjs $(PKG_DIR)/bindgen $(PKG_DIR)/dsh-session-search
+	cd $(PKG_DIR) && npm pack ./dsh-session-search --pack-destination . --silent >/dev/null
+	@ls -l $@
+
+pkg-tools: $(PKG_TOOLS) ## Install the package's build and test tools (tests/pkg/package.json).
+
+$(PKG_TOOLS): tests/pkg/package.json tests/pkg/package-lock.json
+	cd tests/pkg && npm ci --no-audit --no-fund
+	@touch $@
+
+test-pkg: pkg ## Install the packed tarball into consumer projects and use it in Node 20/24, Deno, Bun, workerd, Chromium (page + worker) and a vite build.
+	@tests/oracle/run.sh --install-only
+	node tests/pkg/run.mjs $(PKG_TARBALL) $(if $(wildcard $(ORACLE_DIR)/dumps),--oracle $(ORACLE_DIR))
 
 bench: ## Benchmark against DSH's own search on BENCH_EVENTS generated events (not part of `test`).
 	tests/bench/run.sh $(BENCH_EVENTS)

@@ -1,0 +1,50 @@
+// Assembles the npm package from this template and the wasm-bindgen output:
+//   node pkg-config/build.mjs <wasm-bindgen out dir> <package dir>
+// Copies the template, adds the glue, the .wasm and LICENSE, writes the CommonJS entry (one
+// bundled file, for `require`) and index.d.cts, and prints raw / gzip / brotli sizes.
+import { cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const [bindgenDir, outDir] = process.argv.slice(2).map((p) => resolve(p));
+if (!bindgenDir || !outDir) throw new Error('usage: build.mjs <wasm-bindgen out dir> <package dir>');
+
+const TEMPLATE = ['package.json', 'README.md', 'index.d.ts', 'worker.d.ts', 'entries', 'lib', 'worker'];
+const GLUE = ['dsh_session_search.js', 'dsh_session_search_bg.wasm'];
+
+rmSync(outDir, { recursive: true, force: true });
+mkdirSync(join(outDir, 'wasm'), { recursive: true });
+for (const item of TEMPLATE) cpSync(join(here, item), join(outDir, item), { recursive: true });
+for (const file of GLUE) cpSync(join(bindgenDir, file), join(outDir, 'wasm', file));
+cpSync(join(here, '..', 'LICENSE'), join(outDir, 'LICENSE'));
+// The CommonJS face declares the same API; TypeScript wants it under a .d.cts name.
+cpSync(join(outDir, 'index.d.ts'), join(outDir, 'index.d.cts'));
+
+// `require('dsh-session-search')`: the Node entry and everything it imports, as one CJS file in
+// the same folder, so `../wasm/…` still names the package's one .wasm.
+const { build } = await import(join(here, '..', 'tests', 'pkg', 'node_modules', 'rolldown', 'dist', 'index.mjs'));
+await build({
+  input: join(outDir, 'entries', 'node.js'),
+  platform: 'node',
+  logLevel: 'warn',
+  output: { format: 'cjs', file: join(outDir, 'entries', 'node.cjs'), exports: 'named' },
+});
+
+const sizes = (bytes) => ({
+  raw: bytes.length,
+  gzip: gzipSync(bytes, { level: 9 }).length,
+  brotli: brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+});
+const wasm = readFileSync(join(outDir, 'wasm', GLUE[1]));
+const glue = Buffer.concat(
+  ['wasm/dsh_session_search.js', 'entries/browser.js', 'lib/core.js', 'lib/errors.js', 'lib/exports.js']
+    .filter((f) => { try { return statSync(join(outDir, f)).isFile(); } catch { return false; } })
+    .map((f) => readFileSync(join(outDir, f))),
+);
+const report = { wasm: sizes(wasm), js: sizes(glue), total: sizes(Buffer.concat([wasm, glue])) };
+writeFileSync(join(outDir, '..', 'sizes.json'), JSON.stringify(report, null, 2) + '\n');
+for (const [what, s] of Object.entries(report)) {
+  console.log(`${what.padEnd(6)} raw ${s.raw} B, gzip -9 ${s.gzip} B, brotli -11 ${s.brotli} B`);
+}

@@ -1,0 +1,56 @@
+// `dsh-session-search/worker`: the SessionArchive API with the engine in a Web Worker. The
+// types of requests and results are the main entry's.
+import type {
+  SessionArchive as InProcessArchive,
+  SessionArchiveOptions,
+  ParsedReferenceText,
+  SessionReferenceInput,
+} from './index.js';
+
+export * from './index.js';
+
+export interface WorkerArchiveOptions {
+  /** The worker to run in; by default `new Worker(new URL('./worker.js', import.meta.url), {type: 'module'})`
+   *  inside this package (bundlers: `new Worker(new URL('dsh-session-search/worker-script', import.meta.url), {type: 'module'})`). */
+  worker?: Worker;
+}
+
+type ArchiveMethods = Omit<InProcessArchive, 'free'>;
+
+/** Same methods and results as the in-process archive, each a Promise answered by the worker. */
+export declare class SessionArchive implements ArchiveMethods {
+  private constructor();
+  static create(options?: SessionArchiveOptions, worker?: WorkerArchiveOptions): Promise<SessionArchive>;
+  load: ArchiveMethods['load'];
+  listSessions: ArchiveMethods['listSessions'];
+  filterSessions: ArchiveMethods['filterSessions'];
+  readSession: ArchiveMethods['readSession'];
+  listEvents: ArchiveMethods['listEvents'];
+  readSurface: ArchiveMethods['readSurface'];
+  readEvent: ArchiveMethods['readEvent'];
+  traceSession: ArchiveMethods['traceSession'];
+  traceEvent: ArchiveMethods['traceEvent'];
+  readTitle: ArchiveMethods['readTitle'];
+  readTitleSnapshots: ArchiveMethods['readTitleSnapshots'];
+  filterEvents: ArchiveMethods['filterEvents'];
+  listDocuments: ArchiveMethods['listDocuments'];
+  searchSessions: ArchiveMethods['searchSessions'];
+  searchEvents: ArchiveMethods['searchEvents'];
+  addLive: ArchiveMethods['addLive'];
+  appendLive: ArchiveMethods['appendLive'];
+  listCandidates: ArchiveMethods['listCandidates'];
+  prepare: ArchiveMethods['prepare'];
+  encodeSessionReferenceUri: ArchiveMethods['encodeSessionReferenceUri'];
+  decodeSessionReferenceUri: ArchiveMethods['decodeSessionReferenceUri'];
+  formatSessionReferenceMention: ArchiveMethods['formatSessionReferenceMention'];
+  parseSessionReferenceText: ArchiveMethods['parseSessionReferenceText'];
+  exportIndex: ArchiveMethods['exportIndex'];
+  importIndex: ArchiveMethods['importIndex'];
+  /** Ends the worker; later calls fail with `SESSION_ARCHIVE_CLOSED`. */
+  free(): void;
+}
+
+export declare function encodeSessionReferenceUri(sessionId: string): Promise<string>;
+export declare function decodeSessionReferenceUri(uri: string): Promise<string>;
+export declare function formatSessionReferenceMention(reference: SessionReferenceInput): Promise<string>;
+export declare function parseSessionReferenceText(text: string): Promise<ParsedReferenceText>;

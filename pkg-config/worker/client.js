@@ -1,0 +1,182 @@
+// `dsh-session-search/worker`: the SessionArchive API with the wasm module in a Web Worker, so
+// loading and searching never block the page. Every method returns a Promise; errors keep their
+// class, `name`, `code` and `message`; onProgress, spill and AbortSignal work across the boundary.
+import { argumentError, fromTransferable, SessionArgumentError } from '../lib/errors.js';
+
+export {
+  SessionError,
+  SessionQueryError,
+  SessionReferenceError,
+  SessionLoadError,
+  SessionArgumentError,
+  SessionInternalError,
+} from '../lib/errors.js';
+
+/** The methods whose last parameter is an options object that may hold a signal. */
+const OPTION_POSITION = { load: 1, searchSessions: 1, searchEvents: 1, listCandidates: 3, prepare: 3 };
+
+const METHODS = [
+  'load', 'listSessions', 'filterSessions', 'readSession', 'listEvents', 'readSurface', 'readEvent',
+  'traceSession', 'traceEvent', 'readTitle', 'readTitleSnapshots', 'filterEvents', 'listDocuments',
+  'searchSessions', 'searchEvents', 'addLive', 'appendLive', 'listCandidates', 'prepare',
+  'exportIndex', 'importIndex', 'encodeSessionReferenceUri', 'decodeSessionReferenceUri',
+  'formatSessionReferenceMention', 'parseSessionReferenceText',
+];
+
+function defaultWorker() {
+  return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'dsh-session-search' });
+}
+
+/** One worker and its pending requests. */
+class Channel {
+  #worker;
+  #pending = new Map();
+  #nextId = 0;
+
+  constructor(worker) {
+    this.#worker = worker;
+    worker.addEventListener('message', (event) => this.#receive(event.data));
+    worker.addEventListener('error', (event) => this.#failAll(event.message || 'the worker failed'));
+  }
+
+  #receive(message) {
+    const pending = this.#pending.get(message.id);
+    if (pending === undefined) return;
+    if (message.progress !== undefined) {
+      pending.onProgress?.(message.progress);
+      return;
+    }
+    if (message.spill !== undefined) {
+      this.#spill(message.id, pending, message.spill);
+      return;
+    }
+    this.#pending.delete(message.id);
+    pending.cleanup();
+    if (message.ok) pending.resolve(message.value);
+    else pending.reject(fromTransferable(message.error));
+  }
+
+  async #spill(id, pending, { spillId, info }) {
+    try {
+      const value = await pending.spill(info);
+      this.#worker.postMessage({ op: 'spill-result', id, spillId, ok: true, value });
+    } catch (error) {
+      const reason = error && error.message !== undefined ? error.message : String(error);
+      this.#worker.postMessage({ op: 'spill-result', id, spillId, ok: false, reason: String(reason) });
+    }
+  }
+
+  #failAll(message) {
+    for (const pending of this.#pending.values()) {
+      pending.cleanup();
+      pending.reject(fromTransferable({ name: 'SessionInternalError', code: 'SESSION_INTERNAL', message }));
+    }
+    this.#pending.clear();
+  }
+
+  request(message, { signal, onProgress, spill } = {}) {
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => this.#worker.postMessage({ op: 'abort', id });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const cleanup = () => signal?.removeEventListener('abort', onAbort);
+      this.#pending.set(id, { resolve, reject, onProgress, spill, cleanup });
+      try {
+        this.#worker.postMessage({ ...message, id });
+      } catch (error) {
+        this.#pending.delete(id);
+        cleanup();
+        reject(argumentError(`the arguments cannot be sent to the worker: ${error.message}`));
+      }
+    });
+  }
+
+  terminate() {
+    this.#failAll('the archive was freed');
+    this.#worker.terminate();
+  }
+}
+
+function splitOptions(method, args) {
+  const position = OPTION_POSITION[method];
+  if (position === undefined || args.length <= position || args[position] === undefined) {
+    return { args, wire: {}, local: {} };
+  }
+  const options = args[position];
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw argumentError(`${method} options must be an object`);
+  }
+  const { signal, onProgress, spill, ...rest } = options;
+  for (const [name, fn] of [['onProgress', onProgress], ['spill', spill]]) {
+    if (fn !== undefined && typeof fn !== 'function') throw argumentError(`${method} options.${name} must be a function`);
+  }
+  if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) {
+    throw argumentError(`${method} options.signal must be an AbortSignal`);
+  }
+  return {
+    args: args.slice(0, position),
+    wire: {
+      options: rest,
+      signal: signal !== undefined,
+      aborted: signal?.aborted === true,
+      progress: onProgress !== undefined,
+      spill: spill !== undefined,
+    },
+    local: { signal, onProgress, spill },
+  };
+}
+
+export class SessionArchive {
+  #channel;
+
+  /** Use `SessionArchive.create(options, {worker})`. */
+  constructor(channel) {
+    if (!(channel instanceof Channel)) throw argumentError('use `await SessionArchive.create(options)`');
+    this.#channel = channel;
+  }
+
+  /** A new archive in its own worker (or in `worker`, e.g. one your bundler built). */
+  static async create(options, { worker } = {}) {
+    const channel = new Channel(worker ?? defaultWorker());
+    try {
+      await channel.request({ op: 'create', options });
+    } catch (error) {
+      channel.terminate();
+      throw error;
+    }
+    return new SessionArchive(channel);
+  }
+
+  async _request(method, args) {
+    if (this.#channel === null) throw new SessionArgumentError('SESSION_ARCHIVE_CLOSED', 'this SessionArchive was freed');
+    const { args: rest, wire, local } = splitOptions(method, args);
+    return this.#channel.request({ op: 'call', method, args: rest, ...wire }, local);
+  }
+
+  /** Ends the worker and its memory; every later call fails with SESSION_ARCHIVE_CLOSED. */
+  free() {
+    this.#channel?.terminate();
+    this.#channel = null;
+  }
+}
+
+for (const method of METHODS) {
+  Object.defineProperty(SessionArchive.prototype, method, {
+    value: { async [method](...args) { return this._request(method, args); } }[method],
+    writable: true,
+    configurable: true,
+  });
+}
+Object.defineProperty(SessionArchive.prototype, '_request', { enumerable: false });
+
+let staticChannel = null;
+
+function callStatic(method, args) {
+  staticChannel ??= new Channel(defaultWorker());
+  return staticChannel.request({ op: 'static', method, args });
+}
+
+export const encodeSessionReferenceUri = (...args) => callStatic('encodeSessionReferenceUri', args);
+export const decodeSessionReferenceUri = (...args) => callStatic('decodeSessionReferenceUri', args);
+export const formatSessionReferenceMention = (...args) => callStatic('formatSessionReferenceMention', args);
+export const parseSessionReferenceText = (...args) => callStatic('parseSessionReferenceText', args);

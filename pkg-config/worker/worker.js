@@ -1,0 +1,81 @@
+// The Web Worker side of `dsh-session-search/worker`: one archive per worker, each request
+// answered with {id, ok, value} or {id, ok: false, error: {name, code, message}}; progress and
+// spill requests travel as their own messages, aborts arrive as {op: 'abort', id}.
+import { SessionArchive, encodeSessionReferenceUri, decodeSessionReferenceUri, formatSessionReferenceMention, parseSessionReferenceText } from '../entries/browser.js';
+import { toTransferable } from '../lib/errors.js';
+
+const STATICS = { encodeSessionReferenceUri, decodeSessionReferenceUri, formatSessionReferenceMention, parseSessionReferenceText };
+const controllers = new Map();
+const pendingSpills = new Map();
+let archive = null;
+let nextSpill = 0;
+
+function reply(message) {
+  self.postMessage(message);
+}
+
+/** The options object of a call, rebuilt with a local signal, progress and spill callbacks. */
+function localOptions(id, message) {
+  const options = message.options === undefined ? undefined : { ...message.options };
+  if (message.signal) {
+    const controller = new AbortController();
+    controllers.set(id, controller);
+    if (message.aborted) controller.abort();
+    options.signal = controller.signal;
+  }
+  if (message.progress) options.onProgress = (progress) => reply({ id, progress });
+  if (message.spill) {
+    options.spill = (info) =>
+      new Promise((resolve, reject) => {
+        const spillId = nextSpill++;
+        pendingSpills.set(spillId, { resolve, reject });
+        reply({ id, spill: { spillId, info } });
+      });
+  }
+  return options;
+}
+
+async function run(message) {
+  switch (message.op) {
+    case 'create':
+      archive = await SessionArchive.create(message.options);
+      return null;
+    case 'static':
+      return STATICS[message.method](...message.args);
+    case 'call': {
+      if (archive === null) archive = await SessionArchive.create();
+      const options = localOptions(message.id, message);
+      const args = options === undefined ? message.args : [...message.args, options];
+      return archive[message.method](...args);
+    }
+    case 'free':
+      if (archive !== null) archive.free();
+      return null;
+    default:
+      throw new TypeError(`unknown worker request ${message.op}`);
+  }
+}
+
+self.addEventListener('message', async (event) => {
+  const message = event.data;
+  if (message.op === 'abort') {
+    controllers.get(message.id)?.abort();
+    return;
+  }
+  if (message.op === 'spill-result') {
+    const pending = pendingSpills.get(message.spillId);
+    pendingSpills.delete(message.spillId);
+    if (message.ok) pending?.resolve(message.value);
+    else pending?.reject(new Error(message.reason));
+    return;
+  }
+  try {
+    const value = await run(message);
+    const transfer = value instanceof Uint8Array ? [value.buffer] : [];
+    self.postMessage({ id: message.id, ok: true, value }, transfer);
+  } catch (error) {
+    reply({ id: message.id, ok: false, error: toTransferable(error) });
+  } finally {
+    controllers.delete(message.id);
+  }
+});

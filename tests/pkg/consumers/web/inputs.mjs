@@ -1,0 +1,26 @@
+// The browser's load inputs, fetched from the test server: the export ZIP as an ArrayBuffer,
+// the persistence root as {path, bytes: Blob} entries relative to the root.
+export async function fetchInputs(kind) {
+  if (kind === 'zip') {
+    return [{ path: 'sample-archive.zip', bytes: await (await fetch('/inputs/zip')).arrayBuffer() }];
+  }
+  const paths = await (await fetch('/inputs/root.json')).json();
+  return Promise.all(paths.map(async (path) => ({ path, bytes: await (await fetch(`/inputs/root/${path}`)).blob() })));
+}
+
+/** Runs the shared scenario for every input through `api`; also checks progress events arrive. */
+export async function runAll(api, runScenario, kinds) {
+  const results = {};
+  for (const kind of kinds) results[kind] = await runScenario(api, await fetchInputs(kind));
+  const archive = await api.SessionArchive.create();
+  const progress = [];
+  await archive.load(await fetchInputs('zip'), { onProgress: (p) => progress.push(p) });
+  const aborted = await archive.searchSessions({ query: 'the' }, { signal: AbortSignal.abort() }).then(
+    () => 'resolved',
+    (error) => `${error.name} ${error.code}`,
+  );
+  archive.free();
+  const closed = await archive.listSessions().then(() => 'resolved', (error) => `${error.name} ${error.code}`);
+  results.checks = { progressEvents: progress.length, lastProgress: progress.at(-1), aborted, closed };
+  return results;
+}

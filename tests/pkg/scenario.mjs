@@ -1,0 +1,77 @@
+// The calls every consumer makes through the installed package, whatever its runtime: load one
+// input, read, search (with a followed cursor), list candidates, prepare a reference, the free
+// reference functions and one failure per code family. Each call is recorded as
+// {method, params, result} or {method, params, error: {name, code}}, so the driver can replay
+// the same calls through the native JSON-RPC face and compare the results text for text.
+//
+// `api` is the package's module namespace (or the worker entry's); `inputs` what `load` takes.
+
+const WORD = /[A-Za-z]{5,}/;
+
+export async function runScenario(api, inputs, loadOptions) {
+  const calls = [];
+  const archive = await api.SessionArchive.create();
+  const record = async (method, params, run, extra = {}) => {
+    try {
+      const result = await run();
+      calls.push({ method, params, result, ...extra });
+      return result;
+    } catch (error) {
+      calls.push({ method, params, error: { name: error.name, code: error.code ?? null }, ...extra });
+      return undefined;
+    }
+  };
+  const call = (method, ...params) => record(method, params, () => archive[method](...params));
+
+  const report = await archive.load(inputs, loadOptions);
+  calls.push({ method: 'load', report: summariseReport(report) });
+  const sessions = (await call('listSessions')) ?? [];
+  const ids = sessions.map((s) => s.header.id);
+  for (const id of ids.slice(0, 3)) {
+    await call('readSurface', id);
+    await call('listEvents', id);
+    await call('readEvent', { sessionId: id, seq: 1, before: 1, after: 2 });
+    await call('traceSession', id);
+    await call('readTitle', id);
+  }
+  const documents = ids.length ? ((await call('listDocuments', ids[0])) ?? []) : [];
+  const word = documents.map((d) => (WORD.exec(d.text) || [])[0]).find(Boolean) ?? 'error';
+  const first = await call('searchSessions', { query: word, limit: 2, highlights: true });
+  if (first && first.nextCursor) {
+    await record(
+      'searchSessions',
+      [{ query: word, limit: 2, highlights: true, cursor: first.nextCursor }],
+      () => archive.searchSessions({ query: word, limit: 2, highlights: true, cursor: first.nextCursor }),
+      { cursorFrom: calls.length - 1 },
+    );
+  }
+  if (ids.length) await call('searchEvents', { sessionId: ids[0], query: word, limit: 3 });
+  await call('filterSessions', [{ kind: 'availability', values: ['persisted'] }]);
+  if (ids.length > 1) {
+    const agent = { id: ids[0] };
+    await call('listCandidates', agent, '', 5);
+    const mention = await api.formatSessionReferenceMention({ sessionId: ids[1], label: 'earlier' });
+    await call('prepare', agent, `compare with ${mention}`, [], { messageId: 'm-readable', contextMessageId: 'm-context' });
+    await call('prepare', agent, 'see', [{ sessionId: ids[0] }], { messageId: 'a', contextMessageId: 'b' });
+  }
+  // One failure per family, through the archive and the free functions.
+  await call('readSurface', 'no-such-session');
+  await call('searchSessions', { query: word, limit: 0 });
+  await call('decodeSessionReferenceUri', 'dsh-session:not%2canonical');
+  await call('encodeSessionReferenceUri', ids[0] ?? 'x');
+  await call('parseSessionReferenceText', 'see @[a](dsh-session:abc) and @[b](dsh-session:def)');
+  const free = await api.encodeSessionReferenceUri(ids[0] ?? 'x');
+  calls.push({ method: 'encodeSessionReferenceUri', params: [ids[0] ?? 'x'], result: free });
+  archive.free();
+  return calls;
+}
+
+/** What must agree between the native and the package loads of the same bytes. */
+export function summariseReport(report) {
+  return {
+    sessions: report.sessions
+      .map((s) => [s.sessionId, s.encoding, s.events, s.syntheticClosers, s.tornBytes, s.outcome].join(' '))
+      .sort(),
+    failures: report.failures.map((f) => [f.sessionId ?? '-', f.code].join(' ')).sort(),
+  };
+}

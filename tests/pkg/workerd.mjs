@@ -1,0 +1,114 @@
+// The package in workerd (the Cloudflare Workers runtime, from its npm package). A worker module
+// imports 'dsh-session-search'; the config lists the package's files as wrangler's bundle would
+// after resolving the `workerd` export condition: JavaScript as ES modules, the .wasm as a
+// compiled wasm module. The driver POSTs each input and compares the scenario's calls.
+import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, relative, sep } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { readInputs } from './consumers/inputs.mjs';
+
+const WORKER = `
+import * as api from 'dsh-session-search';
+import { runScenario } from './scenario.mjs';
+
+function decode(b64) {
+  const text = atob(b64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
+export default {
+  async fetch(request) {
+    const { entries } = await request.json();
+    const inputs = entries.map((e) => ({ path: e.path, bytes: decode(e.bytes) }));
+    try {
+      return Response.json(await runScenario(api, inputs));
+    } catch (error) {
+      return new Response(String(error.stack || error), { status: 500 });
+    }
+  },
+};
+`;
+
+function packageModules(app) {
+  const pkg = join(app, 'node_modules', 'dsh-session-search');
+  const exports = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).exports['.'];
+  const entry = exports.workerd.default;
+  const modules = [];
+  const walk = (dir) => {
+    for (const name of readdirSync(dir).sort()) {
+      const full = join(dir, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (/\.(js|wasm)$/.test(name) && !full.includes(`${sep}worker${sep}`)) {
+        const moduleName = relative(app, full).split(sep).join('/');
+        modules.push(name.endsWith('.wasm') ? `(name = "${moduleName}", wasm = embed "${full}")` : `(name = "${moduleName}", esModule = embed "${full}")`);
+      }
+    }
+  };
+  walk(pkg);
+  const shim = `export * from './node_modules/dsh-session-search/${entry.replace(/^\.\//, '')}';`;
+  modules.push(`(name = "dsh-session-search", esModule = ${JSON.stringify(shim)})`);
+  return modules;
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function runWorkerd({ app, tools, inputs, expected }) {
+  const port = await freePort();
+  writeFileSync(join(app, 'worker.js'), WORKER);
+  const config = `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [(name = "main", worker = .consumer)],
+  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
+);
+const consumer :Workerd.Worker = (
+  modules = [
+    (name = "worker.js", esModule = embed "${join(app, 'worker.js')}"),
+    (name = "scenario.mjs", esModule = embed "${join(app, 'scenario.mjs')}"),
+    ${packageModules(app).join(',\n    ')}
+  ],
+  compatibilityDate = "2026-11-01",
+);
+`;
+  writeFileSync(join(app, 'workerd.capnp'), config);
+  const child = spawn(join(tools, 'workerd'), ['serve', join(app, 'workerd.capnp')], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout.on('data', (d) => (log += d));
+  child.stderr.on('data', (d) => (log += d));
+  try {
+    const url = `http://127.0.0.1:${port}/`;
+    for (const [kind, calls] of Object.entries(expected)) {
+      const entries = readInputs(inputs[kind]).map((e) => ({ path: e.path, bytes: Buffer.from(e.bytes).toString('base64') }));
+      let response;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          response = await fetch(url, { method: 'POST', body: JSON.stringify({ entries }) });
+          break;
+        } catch (error) {
+          if (attempt > 100 || child.exitCode !== null) throw new Error(`workerd did not answer: ${error.message}\n${log}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      const text = await response.text();
+      if (!response.ok) throw new Error(`workerd ${response.status}: ${text}\n${log}`);
+      const got = JSON.parse(text);
+      if (!isDeepStrictEqual(got, calls)) {
+        const i = got.findIndex((c, n) => !isDeepStrictEqual(c, calls[n]));
+        throw new Error(`workerd ${kind}: call ${i} differs\n  got      ${JSON.stringify(got[i]).slice(0, 600)}\n  expected ${JSON.stringify(calls[i]).slice(0, 600)}`);
+      }
+    }
+    return `equal Node for ${Object.keys(expected).join(', ')}`;
+  } finally {
+    child.kill();
+  }
+}
