@@ -99,9 +99,11 @@ $(PKG_TOOLS): tests/pkg/package.json tests/pkg/package-lock.json
 	cd tests/pkg && npm ci --no-audit --no-fund
 	@touch $@
 
-test-pkg: pkg ## Install the packed tarball into consumer projects and use it in Node 20/24, Deno, Bun, workerd, Chromium (page + worker) and a vite build.
+test-pkg: pkg pkg-tools ## Install the packed tarball into consumer projects and use it in Node 20/24, Deno, Bun, workerd, Chromium (page + worker) and a vite build.
 	@tests/oracle/run.sh --install-only
-	node tests/pkg/run.mjs $(PKG_TARBALL) $(if $(wildcard $(ORACLE_DIR)/dumps),--oracle $(ORACLE_DIR))
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@[ -d $(ORACLE_DIR)/logs/search ] || $(MAKE) oracle
+	node tests/pkg/run.mjs $(PKG_TARBALL) --oracle $(ORACLE_DIR)
 
 bench: ## Benchmark against DSH's own search on BENCH_EVENTS generated events (not part of `test`).
 	tests/bench/run.sh $(BENCH_EVENTS)

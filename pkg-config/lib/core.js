@@ -137,10 +137,6 @@ function yieldToEventLoop() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-function sizeOf(bytes) {
-  return bytes instanceof ArrayBuffer ? bytes.byteLength : isBlob(bytes) ? bytes.size : bytes.byteLength;
-}
-
 export function createApi(loadRaw) {
   let rawPromise;
   let broken = null;
@@ -230,44 +226,40 @@ export function createApi(loadRaw) {
       const entries = normaliseInputs(inputs);
       const handle = this.#open();
       const aborted = () => signal !== undefined && signal.aborted;
-      const abort = () => {
-        if (this.#handle !== null) guard(() => handle.loadAbort());
-        return new SessionLoadError('SESSION_LOAD_ABORTED', 'the load was aborted; nothing was loaded');
-      };
-      if (aborted()) throw abort();
+      const abortError = () => new SessionLoadError('SESSION_LOAD_ABORTED', 'the load was aborted; nothing was loaded');
+      if (aborted()) throw abortError();
       guard(() => handle.loadBegin(JSON.stringify(settings.strict === undefined ? {} : { strict: settings.strict })));
-      const bytesTotal = entries.reduce((sum, entry) => sum + sizeOf(entry.bytes), 0);
+      try {
+        return await this.#runStagedLoad(handle, entries, aborted, abortError, onProgress);
+      } catch (error) {
+        // Whatever stopped the load (abort, a throwing onProgress, free()), nothing is published.
+        if (this.#handle === handle && !broken) guard(() => handle.loadAbort());
+        throw error;
+      }
+    }
+
+    async #runStagedLoad(handle, entries, aborted, abortError, onProgress) {
       for (const [i, entry] of entries.entries()) {
         const bytes = await bytesOf(entry.bytes, `load inputs[${i}].bytes`);
         this.#open();
-        if (aborted()) throw abort();
+        if (aborted()) throw abortError();
         guard(() => handle.loadAdd(entry.path, bytes));
       }
       let lastReport = -Infinity;
-      const report = (progress, force) => {
-        const now = Date.now();
-        if (onProgress === undefined || (!force && now - lastReport < PROGRESS_INTERVAL_MS)) return;
-        lastReport = now;
-        onProgress({
-          bytesDone: progress.bytesDone,
-          bytesTotal: progress.bytesTotal,
-          sessionsDone: progress.sessionsDone,
-          sessionsTotal: progress.sessionsTotal,
-        });
-      };
-      report({ bytesDone: 0, bytesTotal, sessionsDone: 0, sessionsTotal: 0 }, true);
       for (;;) {
         const progress = JSON.parse(guard(() => handle.loadStep()));
-        if (progress.done) {
-          report(progress, true);
-          break;
+        const now = Date.now();
+        if (onProgress !== undefined && (progress.done || now - lastReport >= PROGRESS_INTERVAL_MS)) {
+          lastReport = now;
+          const { bytesDone, bytesTotal, sessionsDone, sessionsTotal } = progress;
+          onProgress({ bytesDone, bytesTotal, sessionsDone, sessionsTotal });
         }
-        report(progress, false);
+        if (progress.done) break;
         await yieldToEventLoop();
         this.#open();
-        if (aborted()) throw abort();
+        if (aborted()) throw abortError();
       }
-      if (aborted()) throw abort();
+      if (aborted()) throw abortError();
       return JSON.parse(guard(() => handle.loadCommit()));
     }
 
@@ -376,7 +368,9 @@ export function createApi(loadRaw) {
       const signal = checkSignal(settings.signal, 'listCandidates options');
       delete settings.signal;
       if (signal !== undefined && signal.aborted) settings.cancelled = true;
-      const args = options === undefined && Object.keys(settings).length === 0 ? [agent, query, limit] : [agent, query, limit, settings];
+      // With options after them, omitted query and limit take DSH's defaults ('' and 50), as
+      // JavaScript default parameters would.
+      const args = Object.keys(settings).length === 0 ? [agent, query, limit] : [agent, query === undefined ? '' : query, limit === undefined ? 50 : limit, settings];
       const result = this.#call('listCandidates', args);
       if (signal !== undefined && signal.aborted) throw referenceCancelled();
       return result;

@@ -44,7 +44,7 @@ function packageModules(app) {
       if (statSync(full).isDirectory()) walk(full);
       else if (/\.(js|wasm)$/.test(name) && !full.includes(`${sep}worker${sep}`)) {
         const moduleName = relative(app, full).split(sep).join('/');
-        modules.push(name.endsWith('.wasm') ? `(name = "${moduleName}", wasm = embed "${full}")` : `(name = "${moduleName}", esModule = embed "${full}")`);
+        modules.push(name.endsWith('.wasm') ? `(name = "${moduleName}", wasm = embed "${moduleName}")` : `(name = "${moduleName}", esModule = embed "${moduleName}")`);
       }
     }
   };
@@ -73,8 +73,8 @@ const config :Workerd.Config = (
 );
 const consumer :Workerd.Worker = (
   modules = [
-    (name = "worker.js", esModule = embed "${join(app, 'worker.js')}"),
-    (name = "scenario.mjs", esModule = embed "${join(app, 'scenario.mjs')}"),
+    (name = "worker.js", esModule = embed "worker.js"),
+    (name = "scenario.mjs", esModule = embed "scenario.mjs"),
     ${packageModules(app).join(',\n    ')}
   ],
   compatibilityDate = "2026-11-01",

@@ -76,6 +76,14 @@ test('an aborted load throws SESSION_LOAD_ABORTED and publishes nothing', async 
   assert.equal(report.sessions.length, 25);
 });
 
+test('a throwing onProgress fails the load, publishes nothing, and the archive loads again', async () => {
+  const archive = await SessionArchive.create();
+  const boom = new Error('boom');
+  await assert.rejects(archive.load([{ path: 'a.zip', bytes: zipBytes }], { onProgress: () => { throw boom; } }), (error) => error === boom);
+  assert.deepEqual(await archive.listSessions(), []);
+  assert.equal((await archive.load([{ path: 'a.zip', bytes: zipBytes }])).sessions.length, 25);
+});
+
 test('strict load failure is a SessionQueryError and adds nothing', async () => {
   const archive = await SessionArchive.create();
   const bad = new TextEncoder().encode('{"not":"a header"}\n');
@@ -175,7 +183,9 @@ test('spill: the store gets each truncated source; a throw is unavailable; an ab
   assert.deepEqual(stored.references[0].spill, { locator: `mem://${big}` });
   assert.equal(seen.length, 1);
   assert.equal(seen[0].sessionId, big);
-  assert.ok(JSON.stringify(seen[0].snapshot).length > budget, 'the complete snapshot');
+  // The complete snapshot: at least the budget (as JSON in the prompt it no longer fits), through the last event.
+  assert.ok(Buffer.byteLength(JSON.stringify(seen[0].snapshot)) >= budget, 'the complete snapshot does not fit the budget');
+  assert.equal(seen[0].capturedThroughSeq, (await archive.readSurface(big)).capturedThroughSeq);
   const failed = await archive.prepare(agent, 'x', [{ sessionId: big }], { ...options, spill: async () => { throw new Error('disk full'); } });
   assert.deepEqual(failed.references[0].spill, { unavailable: 'disk full' });
   const controller = new AbortController();

@@ -10,7 +10,7 @@ export async function fetchInputs(kind) {
 
 /** Runs the shared scenario for every input through `api`; also checks progress events arrive. */
 export async function runAll(api, runScenario, kinds) {
-  const results = {};
+  const results = { checks: {} };
   for (const kind of kinds) results[kind] = await runScenario(api, await fetchInputs(kind));
   const archive = await api.SessionArchive.create();
   const progress = [];
@@ -19,8 +19,25 @@ export async function runAll(api, runScenario, kinds) {
     () => 'resolved',
     (error) => `${error.name} ${error.code}`,
   );
+  results.checks.spill = await spillLocator(archive);
   archive.free();
   const closed = await archive.listSessions().then(() => 'resolved', (error) => `${error.name} ${error.code}`);
-  results.checks = { progressEvents: progress.length, lastProgress: progress.at(-1), aborted, closed };
+  results.checks = { ...results.checks, progressEvents: progress.length, lastProgress: progress.at(-1), aborted, closed };
   return results;
+}
+
+/** Prepares the largest session with shrinking budgets until it is truncated; returns the spill. */
+async function spillLocator(archive) {
+  const records = await archive.listSessions();
+  const agent = { id: records[0].header.id };
+  const sizes = await Promise.all(records.slice(1).map(async (r) => [JSON.stringify(await archive.readSurface(r.header.id)).length, r.header.id]));
+  const [size, big] = sizes.sort((a, b) => b[0] - a[0])[0];
+  for (let budget = size; budget > 256; budget = Math.floor(budget * 0.8)) {
+    const result = await archive.prepare(agent, 'x', [{ sessionId: big }], {
+      maxReferenceBytes: budget,
+      spill: async (source) => `mem://${source.sessionId}@${source.capturedThroughSeq}`,
+    });
+    if (result.references[0].truncated) return result.references[0].spill;
+  }
+  return null;
 }
