@@ -5,7 +5,7 @@
 // receive, the source records, the budget and its origin, with copy buttons; errors keep
 // their codes.
 
-import { copyButton, debounce, el, errorLine, replace, timeEl } from './dom.js';
+import { copyButton, debounce, el, errorLine, replace, shortId, timeEl } from './dom.js';
 
 export class Composer {
   constructor({ engine, sessions, currentSession }) {
@@ -65,6 +65,7 @@ export class Composer {
       el('span', { class: 'candidate-meta muted' },
         c.sameWorkspace ? el('span', { class: 'tag tag-same', text: 'same folder' }) : null,
         el('span', { class: 'mono', text: c.label }),
+        el('span', { class: 'mono', text: shortId(c.sessionId) }),
         el('span', { class: 'path', text: c.cwd ?? '(no folder)' }),
         timeEl(c.createdAt)));
     button.addEventListener('click', () => this.#insert(c.mention));

@@ -70,14 +70,18 @@ export async function openPage(env, { context, path = '', viewport = { width: 14
   };
 }
 
-/** Light and dark, 360 and 1440 px wide; restores the page's viewport and scheme afterwards. */
-export async function screenshots(page, name) {
+/**
+ * Light and dark, 360 and 1440 px wide, each with `focus` (a selector) scrolled into view;
+ * restores the page's viewport and scheme afterwards.
+ */
+export async function screenshots(page, name, { focus } = {}) {
   const original = page.viewportSize();
   for (const scheme of ['light', 'dark']) {
     await page.emulateMedia({ colorScheme: scheme });
     for (const width of [360, 1440]) {
       await page.setViewportSize({ width, height: width === 360 ? 780 : 900 });
-      await page.screenshot({ path: join(SHOTS, `${name}-${scheme}-${width}.png`), fullPage: width === 360 });
+      if (focus) await page.locator(focus).first().evaluate((n) => n.scrollIntoView({ block: 'start' }));
+      await page.screenshot({ path: join(SHOTS, `${name}-${scheme}-${width}.png`) });
     }
   }
   await page.emulateMedia({ colorScheme: 'light' });
