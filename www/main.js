@@ -79,6 +79,7 @@ async function main() {
     const changed = session.sessionId !== r.id;
     sessions.select(r.id);
     if (await session.open(r.id, r.seq)) {
+      document.body.dataset.session = r.id;
       search.setSessionOpen(true);
       composer.setAgent(r.id);
       if (changed && search.scope() === 'session') search.refresh();
@@ -114,6 +115,7 @@ async function main() {
   keyboard(search);
 
   replace(view, emptyState());
+  diagnostics.render();
   sessions.show([]);
   search.setSessionOpen(false);
   document.body.dataset.ready = 'true';
