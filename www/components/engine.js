@@ -51,7 +51,7 @@ export class Engine {
     if (stored) {
       try {
         await this.archive.importIndex(stored);
-        return { how: 'restored', ms: performance.now() - started, bytes: stored.byteLength };
+        return { how: 'restored', ms: performance.now() - started, bytes: stored.size };
       } catch (error) {
         // Another version or corpus under the same key: rebuild below and overwrite it.
         console.info(`stored index refused (${error.code}); rebuilding`);
@@ -60,8 +60,9 @@ export class Engine {
     if (signal?.aborted) return { how: 'skipped', ms: 0 };
     const bytes = await this.archive.exportIndex();
     const ms = performance.now() - started;
+    const size = bytes.byteLength;
     const saved = await this.store.put(key, bytes);
-    return { how: 'built', ms, bytes: bytes.byteLength, saved };
+    return { how: 'built', ms, bytes: size, saved };
   }
 
   /** Every session with its title, newest first. */

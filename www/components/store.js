@@ -1,65 +1,44 @@
-// Stored search indexes in IndexedDB, keyed by the loaded inputs (engine.js): the bytes of
-// `exportIndex()`, given back to `importIndex()` when the same archive is opened again. The
-// library refuses an index built over another corpus, so a stale key only costs a rebuild.
-// Keeps the few most recently used indexes; storage failures only lose the cache.
-
-const DB = 'dsh-session-viewer';
-const STORE = 'indexes';
-const USED = 'used';
-const KEEP = 4;
+// Stored search indexes, keyed by the loaded inputs (engine.js): the bytes of `exportIndex()`,
+// given back to `importIndex()` when the same archive is opened again. The library refuses an
+// index built over another corpus, so a stale key only costs a rebuild. IndexedDB runs in
+// store-worker.js (a 100 MB put would block the page); the bytes are transferred to it and
+// come back as a Blob. Storage failures only lose the cache.
 
 export class IndexStore {
-  #db = null;
+  #worker = null;
+  #pending = new Map();
+  #next = 0;
 
-  #open() {
-    this.#db ??= new Promise((resolve, reject) => {
-      const request = indexedDB.open(DB, 1);
-      request.onupgradeneeded = () => {
-        request.result.createObjectStore(STORE);
-        request.result.createObjectStore(USED);
-      };
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error);
-    });
-    return this.#db;
-  }
-
-  async #run(mode, fn, store = STORE) {
-    const db = await this.#open();
+  #call(op, key, bytes) {
+    if (!this.#worker) {
+      this.#worker = new Worker(new URL('./store-worker.js', import.meta.url), { type: 'module', name: 'index-store' });
+      this.#worker.addEventListener('message', ({ data }) => {
+        const pending = this.#pending.get(data.id);
+        this.#pending.delete(data.id);
+        if (data.ok) pending?.resolve(data.value);
+        else pending?.reject(new Error(data.error));
+      });
+    }
+    const id = this.#next++;
     return new Promise((resolve, reject) => {
-      const tx = db.transaction(store, mode);
-      const result = fn(tx.objectStore(store));
-      tx.oncomplete = () => resolve(result.result);
-      tx.onerror = () => reject(tx.error);
-      tx.onabort = () => reject(tx.error);
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage({ id, op, key, bytes }, bytes ? [bytes.buffer] : []);
     });
   }
 
-  /** The stored index bytes for `key`, or null. */
+  /** The stored index for `key` as a Blob, or null. */
   async get(key) {
     try {
-      const bytes = await this.#run('readonly', (s) => s.get(key));
-      if (!bytes) return null;
-      await this.#run('readwrite', (s) => s.put(Date.now(), key), USED);
-      return new Uint8Array(bytes);
+      return await this.#call('get', key);
     } catch {
       return null;
     }
   }
 
-  /** Stores `bytes` under `key`, dropping the least recently used beyond KEEP; true if stored. */
+  /** Stores `bytes` (transferred: unusable here afterwards); true if stored. */
   async put(key, bytes) {
     try {
-      await this.#run('readwrite', (s) => s.put(bytes.slice().buffer, key));
-      await this.#run('readwrite', (s) => s.put(Date.now(), key), USED);
-      const keys = await this.#run('readonly', (s) => s.getAllKeys(), USED);
-      const times = await this.#run('readonly', (s) => s.getAll(), USED);
-      const oldest = keys.map((k, i) => [k, times[i]]).sort((a, b) => b[1] - a[1]).slice(KEEP);
-      for (const [k] of oldest) {
-        await this.#run('readwrite', (s) => s.delete(k));
-        await this.#run('readwrite', (s) => s.delete(k), USED);
-      }
-      return true;
+      return await this.#call('put', key, bytes);
     } catch {
       return false;
     }
@@ -67,8 +46,7 @@ export class IndexStore {
 
   async clear() {
     try {
-      await this.#run('readwrite', (s) => s.clear());
-      await this.#run('readwrite', (s) => s.clear(), USED);
+      await this.#call('clear');
     } catch {
       /* nothing stored */
     }
