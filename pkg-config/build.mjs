@@ -37,14 +37,26 @@ const sizes = (bytes) => ({
   gzip: gzipSync(bytes, { level: 9 }).length,
   brotli: brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
 });
-const wasm = readFileSync(join(outDir, 'wasm', GLUE[1]));
-const glue = Buffer.concat(
-  ['wasm/dsh_session_search.js', 'entries/browser.js', 'lib/core.js', 'lib/errors.js', 'lib/exports.js']
-    .filter((f) => { try { return statSync(join(outDir, f)).isFile(); } catch { return false; } })
-    .map((f) => readFileSync(join(outDir, f))),
-);
-const report = { wasm: sizes(wasm), js: sizes(glue), total: sizes(Buffer.concat([wasm, glue])) };
+const read = (files) => Buffer.concat(files.map((f) => readFileSync(join(outDir, f))));
+const parts = {
+  wasm: sizes(read(['wasm/dsh_session_search_bg.wasm'])),
+  glue: sizes(read(['wasm/dsh_session_search.js'])),
+  wrapper: sizes(read(['entries/browser.js', 'lib/core.js', 'lib/errors.js', 'lib/exports.js'])),
+};
+const total = (key) => parts.wasm[key] + parts.glue[key] + parts.wrapper[key];
+const report = { ...parts, total: { raw: total('raw'), gzip: total('gzip'), brotli: total('brotli') } };
 writeFileSync(join(outDir, '..', 'sizes.json'), JSON.stringify(report, null, 2) + '\n');
 for (const [what, s] of Object.entries(report)) {
-  console.log(`${what.padEnd(6)} raw ${s.raw} B, gzip -9 ${s.gzip} B, brotli -11 ${s.brotli} B`);
+  console.log(`${what.padEnd(8)} raw ${s.raw} B, gzip -9 ${s.gzip} B, brotli -11 ${s.brotli} B`);
 }
+const kb = (n) => `${(n / 1000).toFixed(0)} kB`;
+const table = [
+  '| file | raw | gzip | brotli |',
+  '|---|---:|---:|---:|',
+  ['`wasm/dsh_session_search_bg.wasm`', report.wasm],
+  ['`wasm/dsh_session_search.js` (wasm-bindgen glue)', report.glue],
+  ['the wrapper (`lib/`, `entries/browser.js`)', report.wrapper],
+  ['total a page downloads', report.total],
+].map((row) => (typeof row === 'string' ? row : `| ${row[0]} | ${kb(row[1].raw)} | ${kb(row[1].gzip)} | ${kb(row[1].brotli)} |`));
+const readme = join(outDir, 'README.md');
+writeFileSync(readme, readFileSync(readme, 'utf8').replace('<!-- sizes: written by make pkg -->', table.join('\n')));

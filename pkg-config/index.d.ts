@@ -276,21 +276,17 @@ export interface SessionEventTrace {
   derivedEventSeqs: number[];
 }
 
+/** The latest `session/title` event's title. */
 export interface SessionTitleSnapshot {
-  title: JsonValue;
-  messageSeqs: JsonValue;
-  source: JsonValue;
+  title: string;
+  messageSeqs: number[];
+  source: { kind: string; [field: string]: JsonValue };
   eventSeq: number;
   updatedAt: number;
 }
 
-export interface SessionTitle {
-  session: SessionHeader;
-  title?: SessionTitleSnapshot;
-}
-
 export type SessionTitleSettlement =
-  | { sessionId: string; status: 'fulfilled'; value: SessionTitle | null }
+  | { sessionId: string; status: 'fulfilled'; value: SessionTitleSnapshot | null }
   | { sessionId: string; status: 'rejected'; reason: { code: SessionQueryErrorCode; message: string } };
 
 // ---------------------------------------------------------------------------------------------
@@ -500,7 +496,7 @@ export declare class SessionArchive {
   readEvent(request: SessionEventReadRequest): Promise<SessionEventWindow>;
   traceSession(sessionId: string): Promise<SessionTrace>;
   traceEvent(request: SessionEventTraceRequest): Promise<SessionEventTrace>;
-  readTitle(sessionId: string): Promise<SessionTitle | null>;
+  readTitle(sessionId: string): Promise<SessionTitleSnapshot | null>;
   readTitleSnapshots(sessionIds: string[]): Promise<SessionTitleSettlement[]>;
   filterEvents(sessionId: string, filters?: SessionEventFilter[]): Promise<SessionDocument[]>;
   listDocuments(sessionId: string): Promise<SessionDocument[]>;

@@ -64,7 +64,7 @@ function compare(results, expected, where) {
       throw new Error(`${where} ${side}: progress ${JSON.stringify(checks)}`);
     }
     if (checks.aborted !== 'SessionQueryError SESSION_QUERY_ABORTED') throw new Error(`${where} ${side}: abort gave ${checks.aborted}`);
-    if (!checks.spill || !/^mem:\/\/.+@\d+$/.test(checks.spill.locator)) throw new Error(`${where} ${side}: spill ${JSON.stringify(checks.spill)}`);
+    if (!checks.spill || !/^mem:\/\/.+@\d+$/.test(checks.spill.locator) || checks.spill.cancelled !== 'SessionReferenceError SESSION_REFERENCE_CANCELLED') throw new Error(`${where} ${side}: spill ${JSON.stringify(checks.spill)}`);
     if (checks.closed !== 'SessionArgumentError SESSION_ARCHIVE_CLOSED') throw new Error(`${where} ${side}: after free ${checks.closed}`);
   }
 }

@@ -76,3 +76,47 @@ export function replayNative(repo, input, calls) {
   }
   return `${compared} calls equal (${replayed.length - compared} skipped)`;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** A prepare result with its random message ids (UUID v4s) set aside. */
+function withoutRandomIds(value) {
+  if (typeof value === 'string') return UUID.test(value) ? '<uuid>' : value;
+  if (Array.isArray(value)) return value.map(withoutRandomIds);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutRandomIds(v)]));
+  return value;
+}
+
+/** The package's outcomes of the recorded reference calls against the native face's. */
+export function compareReferenceReplay(repo, oracleDir, outcomes) {
+  const byRoot = new Map();
+  for (const outcome of outcomes) {
+    if (!byRoot.has(outcome.root)) byRoot.set(outcome.root, []);
+    byRoot.get(outcome.root).push(outcome);
+  }
+  const mismatches = [];
+  let refused = 0;
+  for (const [root, list] of byRoot) {
+    const responses = rpc(repo, [{ method: 'load', params: [[join(oracleDir, 'logs', root)]] }, ...list.map((o) => ({ method: o.method, params: o.params }))]).slice(1);
+    for (const [i, outcome] of list.entries()) {
+      const native = responses[i];
+      const what = `${root} #${i} ${outcome.method} ${JSON.stringify(outcome.params).slice(0, 160)}`;
+      if (outcome.error) {
+        if (!native.error) {
+          mismatches.push(`${what}: package ${outcome.error.code}, native answered`);
+        } else if (nativeCode(native.error) !== outcome.error.code) {
+          // The package refuses what JSON cannot carry and unknown keys before the engine.
+          if (outcome.error.code === 'SESSION_INVALID_ARGUMENT') refused++;
+          else mismatches.push(`${what}: package ${outcome.error.code}, native ${nativeCode(native.error)}`);
+        }
+      } else if (native.error) {
+        mismatches.push(`${what}: package answered, native ${nativeCode(native.error)}`);
+      } else if (JSON.stringify(withoutRandomIds(outcome.result)) !== JSON.stringify(withoutRandomIds(native.result))) {
+        mismatches.push(`${what}: results differ\n    package ${JSON.stringify(outcome.result).slice(0, 300)}\n    native  ${JSON.stringify(native.result).slice(0, 300)}`);
+      }
+    }
+  }
+  if (outcomes.length < 100) mismatches.push(`only ${outcomes.length} reference calls recorded`);
+  if (mismatches.length) throw new Error(`${mismatches.length} mismatches (first 20):\n${mismatches.slice(0, 20).join('\n')}`);
+  return `${outcomes.length} reference calls equal the native face (${refused} refused earlier with SESSION_INVALID_ARGUMENT where native failed too)`;
+}

@@ -3,11 +3,11 @@
 //   node tests/pkg/run.mjs <tarball> [--oracle DIR]
 // Steps print one line each with their time; any failure exits non-zero.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { replayNative } from './native.mjs';
+import { compareReferenceReplay, replayNative } from './native.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -61,6 +61,12 @@ await step('consumer project: npm install of the tarball', () => {
   return tarball.split('/').pop();
 });
 
+await step('size: .wasm plus glue at most 800 kB brotli', () => {
+  const sizes = JSON.parse(readFileSync(join(dirname(tarball), 'sizes.json'), 'utf8'));
+  const brotli = sizes.wasm.brotli + sizes.glue.brotli;
+  if (brotli > 800_000) throw new Error(`${brotli} B brotli`);
+  return `${brotli} B (+ ${sizes.wrapper.brotli} B wrapper)`;
+});
 await step('publint', () => run(join(tools, 'publint'), ['--strict', join(app, 'node_modules', 'dsh-session-search')]).trim().split('\n').pop());
 await step('@arethetypeswrong/cli', () => run(join(tools, 'attw'), ['--pack', join(app, 'node_modules', 'dsh-session-search'), '--format', 'table-flipped', '--exclude-entrypoints', './worker-script', './dsh_session_search_bg.wasm', '--ignore-rules', 'cjs-resolves-to-esm']).trim().split('\n').slice(-1)[0]);
 await step('tsc --strict consumer', () => run(join(tools, 'tsc'), ['--strict', '--noEmit', '-p', join(app, 'ts-consumer')]));
@@ -106,6 +112,8 @@ await step('workerd', () => runWorkerd({ app, tools, inputs, expected }));
 
 if (oracleDir) {
   await step('oracle: recorded DSH calls through the installed package', () => run('node', ['oracle-replay.mjs', oracleDir]).trim().split('\n').pop());
+  await step('oracle: recorded DSH reference calls through the package equal native', () =>
+    compareReferenceReplay(repo, oracleDir, JSON.parse(run('node', ['reference-replay.mjs', oracleDir]))));
 }
 
 if (failures) {

@@ -52,7 +52,10 @@ export async function runScenario(api, inputs, loadOptions) {
     await call('listCandidates', agent, '', 5);
     const mention = await api.formatSessionReferenceMention({ sessionId: ids[1], label: 'earlier' });
     await call('prepare', agent, `compare with ${mention}`, [], { messageId: 'm-readable', contextMessageId: 'm-context' });
+    const prepared = await call('prepare', agent, 'what did we decide?', [{ sessionId: ids[1], label: 'earlier' }], { messageId: 'a', contextMessageId: 'b' });
+    if (!prepared || prepared.references.length !== 1 || prepared.messages.length !== 2) throw new Error(`prepare prepared no reference: ${JSON.stringify(prepared)}`);
     await call('prepare', agent, 'see', [{ sessionId: ids[0] }], { messageId: 'a', contextMessageId: 'b' });
+    await call('parseSessionReferenceText', `compare with ${mention}`);
   }
   // One failure per family, through the archive and the free functions.
   await call('readSurface', 'no-such-session');

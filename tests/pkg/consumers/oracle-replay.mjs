@@ -6,7 +6,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { SessionArchive } from 'dsh-session-search';
+import * as api from 'dsh-session-search';
+
+const { SessionArchive } = api;
+const CLASS_BY_PREFIX = [
+  ['SESSION_QUERY_', 'SessionQueryError'],
+  ['SESSION_REFERENCE_', 'SessionReferenceError'],
+  ['SESSION_LOAD_', 'SessionLoadError'],
+  ['SESSION_INVALID_ARGUMENT', 'SessionArgumentError'],
+];
+const codes = new Set();
 import { readInputs } from './inputs.mjs';
 
 const dir = process.argv[2];
@@ -56,6 +65,11 @@ for (const file of readdirSync(join(dir, 'dumps')).sort()) {
       cursors.push(undefined);
       if (!error.code) throw error;
       ours = { error: { code: error.code, name: error.name } };
+      const expectedClass = CLASS_BY_PREFIX.find(([prefix]) => error.code.startsWith(prefix))?.[1];
+      if (!(error instanceof Error) || error.name !== expectedClass || !(error instanceof api[expectedClass])) {
+        mismatches.push(`${dump.root} #${index}: ${error.code} thrown as ${error.name}, not ${expectedClass}`);
+      }
+      codes.add(error.code);
     }
     replayed++;
     const what = `${dump.root} #${index} ${call.method} ${JSON.stringify(params).slice(0, 160)}`;
@@ -104,4 +118,4 @@ if (mismatches.length) {
   console.log(`${mismatches.length} mismatches with DSH (first 30):\n${mismatches.slice(0, 30).join('\n')}`);
   process.exit(1);
 }
-console.log(`replayed ${replayed} recorded DSH calls through the package, all equal (${strictRefusals} refused by the strict argument checks where DSH also failed or the request had unknown keys)`);
+console.log(`replayed ${replayed} recorded DSH calls through the package, all equal, ${codes.size} distinct codes on their classes (${strictRefusals} refused by the strict argument checks where DSH also failed or the request had unknown keys)`);

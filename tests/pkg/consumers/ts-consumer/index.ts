@@ -50,9 +50,9 @@ export async function everything(zip: ArrayBuffer, file: File): Promise<void> {
   const eventTrace = await archive.traceEvent({ sessionId: id, seq: 2 });
   console.log(eventTrace.replacedBy, eventTrace.sourceEventSeqs);
   const title = await archive.readTitle(id);
-  console.log(title?.title?.eventSeq);
+  console.log(title?.eventSeq, title?.title.length);
   for (const settled of await archive.readTitleSnapshots([id, 'x'])) {
-    if (settled.status === 'fulfilled') console.log(settled.value?.session.id);
+    if (settled.status === "fulfilled") console.log(settled.value?.title);
     else console.log(settled.reason.code satisfies SessionQueryErrorCode);
   }
   const docs = await archive.filterEvents(id, [{ kind: 'surface', values: ['current', 'log-only'] }, { kind: 'text', text: 'x' }]);

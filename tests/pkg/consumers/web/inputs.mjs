@@ -37,7 +37,20 @@ async function spillLocator(archive) {
       maxReferenceBytes: budget,
       spill: async (source) => `mem://${source.sessionId}@${source.capturedThroughSeq}`,
     });
-    if (result.references[0].truncated) return result.references[0].spill;
+    if (!result.references[0].truncated) continue;
+    // The signal aborts while the store is still writing: cancelled, although the store completes.
+    const controller = new AbortController();
+    const cancelled = await archive
+      .prepare(agent, 'x', [{ sessionId: big }], {
+        maxReferenceBytes: budget,
+        signal: controller.signal,
+        spill: () => {
+          controller.abort();
+          return new Promise((resolve) => setTimeout(() => resolve('late'), 50));
+        },
+      })
+      .then(() => 'resolved', (error) => `${error.name} ${error.code}`);
+    return { ...result.references[0].spill, cancelled };
   }
   return null;
 }
