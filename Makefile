@@ -14,6 +14,8 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
 WASM_PKG := www/pkg/dsh_session_search_bg.wasm
 WASM_PKG_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
+WWW_DEPS := www/node_modules/.installed
+CLI_RELEASE := target/release/dsh-session-search
 PKG_DIR := target/pkg
 PKG_VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' pkg-config/package.json)
 PKG_TARBALL := $(PKG_DIR)/dsh-session-search-$(PKG_VERSION).tgz
@@ -28,13 +30,21 @@ COMPONENT_DIR := target/component
 COMPONENT := $(COMPONENT_DIR)/dsh_session_search.wasm
 WASM_TOOLS_VERSION := 1.263.0
 
-.PHONY: help serve test setup fmt-check lint test-native test-wasm test-e2e oracle test-differential wasm-pkg pkg test-pkg pkg-tools component test-component bench fuzz fuzz-smoke fuzz-seeds clean
+.PHONY: help serve www-deps test setup fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential wasm-pkg pkg test-pkg pkg-tools component test-component bench fuzz fuzz-smoke fuzz-seeds clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-serve: wasm-pkg ## Serve the archive viewer (www/) on 127.0.0.1 (PORT=8000); its button loads the bundled sample.
+serve: www-deps ## Build the package, install it into www/ and serve the viewer on 127.0.0.1 (PORT=8000).
 	node www/serve.mjs --port $(PORT)
+
+www-deps: $(WWW_DEPS) ## Install the packed package (and the e2e tools) into www/node_modules.
+
+# The viewer depends on the packed tarball as a user would. Its lock entry has no integrity
+# (the tarball is rebuilt from source), so `npm ci` installs whichever tarball `make pkg` made.
+$(WWW_DEPS): $(PKG_TARBALL) www/package.json www/package-lock.json
+	cd www && npm ci --no-audit --no-fund
+	@touch $@
 
 wasm-pkg: $(WASM_PKG) ## Build the viewer's wasm package (release) into www/pkg when missing or outdated.
 
@@ -68,9 +78,14 @@ test-wasm: ## Build for wasm32 and run the wasm tests under Node.
 	cargo build --lib --no-default-features --target $(WASM_TARGET)
 	WASM_BINDGEN_TEST_ONLY_NODE=1 cargo test --no-default-features --target $(WASM_TARGET) --test wasm --test provider_contract --test snapshot
 
-test-e2e: wasm-pkg ## Drive the viewer in Debian's Chromium (playwright-core; no browser download).
-	@[ -d www/node_modules/playwright-core ] || (cd www && npm ci --no-audit --no-fund)
-	node --test www/tests/
+test-e2e: www-deps $(CLI_RELEASE) ## Drive the viewer in Debian's Chromium (playwright-core; no browser download); screenshots in target/e2e/.
+	node --test --test-concurrency=1 www/tests/viewer.test.mjs
+
+test-e2e-large: www-deps ## Load a generated 100,000-event archive in the viewer: progress every <= 250 ms, no long task > 100 ms.
+	node --test www/tests/large.test.mjs
+
+$(CLI_RELEASE): $(WASM_PKG_SOURCES)
+	cargo build --release --bin dsh-session-search
 
 oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 	tests/oracle/run.sh $(ORACLE_DIR) $(ORACLE_SESSIONS) 1
