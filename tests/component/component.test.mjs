@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   NativeRpc, attempt, entriesOf, firstDifference, loadComponent, nativeValue, opaqueCursor, oracleDir, repo, same, short, value,
-  withoutMessages,
 } from './hosts.mjs';
 
 const api = await loadComponent();
