@@ -117,16 +117,17 @@ test-pkg: pkg pkg-tools ## Install the packed tarball into consumer projects and
 	@[ -d $(ORACLE_DIR)/logs/search ] || $(MAKE) oracle
 	node tests/pkg/run.mjs $(PKG_TARBALL) --oracle $(ORACLE_DIR)
 
-component: ## Build the WebAssembly Component (wasm32-wasip2, release) into target/component and print its size.
+component: ## Build the WebAssembly Component (wasm32-wasip2, release, stripped) into target/component and print its size.
 	@rustup target list --installed | grep -qx $(COMPONENT_TARGET) || rustup target add $(COMPONENT_TARGET)
-	cargo build --release --lib --no-default-features --features component --target $(COMPONENT_TARGET)
+	cargo build --profile component --lib --no-default-features --features component --target $(COMPONENT_TARGET)
 	@mkdir -p $(COMPONENT_DIR)
-	cp "$${CARGO_TARGET_DIR:-target}/$(COMPONENT_TARGET)/release/dsh_session_search.wasm" $(COMPONENT)
+	cp "$${CARGO_TARGET_DIR:-target}/$(COMPONENT_TARGET)/component/dsh_session_search.wasm" $(COMPONENT)
 	@echo "$(COMPONENT): $$(stat -c %s $(COMPONENT)) bytes ($$(gzip -9c $(COMPONENT) | wc -c) gzipped)"
 
 test-component: component ## Validate the component, check its WIT against wit/, and run it under jco + Node against native and DSH.
 	@[ "$$(wasm-tools --version 2>/dev/null | cut -d' ' -f2)" = "$(WASM_TOOLS_VERSION)" ] || \
 		cargo install wasm-tools --version $(WASM_TOOLS_VERSION) --no-default-features --features validate,component
+	cargo clippy --lib --no-default-features --features component --target $(COMPONENT_TARGET) -- -D warnings
 	wasm-tools validate $(COMPONENT)
 	tests/component/check-wit.sh $(COMPONENT) wit
 	@[ -d $(ORACLE_DIR)/dumps ] || $(MAKE) oracle

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   NativeRpc, attempt, entriesOf, firstDifference, loadComponent, nativeValue, opaqueCursor, oracleDir, repo, same, short, value,
-  withoutMessages,
 } from './hosts.mjs';
 
 const api = await loadComponent();
@@ -109,6 +108,29 @@ test('the component answers as the native library on a zstd root and an export Z
     await both('prepare', [agent, content, [{ sessionId: ids[0] }]],
       () => archive.prepare(JSON.stringify(agent), JSON.stringify(content), JSON.stringify([{ sessionId: ids[0] }]), undefined));
     console.log(`${compared} component answers equal the native ones (typed functions and call)`);
+  } finally {
+    native.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+test('typed archive options reach the library as the JSON-RPC load options do', async () => {
+  const { work, entries } = scratchInputs();
+  const native = new NativeRpc(work);
+  try {
+    const archive = new api.Archive({ tokenizer: 'cjk', limits: { maxLineBytes: 2000n, maxArchiveEntries: 20n } });
+    const expected = await native.call('load', [['sample-archive.zip', 'search'], { tokenizer: 'cjk', maxLineBytes: 2000, maxArchiveEntries: 20 }]);
+    const report = value(attempt(() => archive.load(entries, { strict: false })));
+    assert.ok(report.failures.length > 0 && report.failures.length === expected.ok.failures.length,
+      `the limits fail the same logs (${report.failures.length} and ${expected.ok.failures.length})`);
+    assert.deepEqual(report.failures.map((f) => [f.sessionId, f.code]), expected.ok.failures.map((f) => [f.sessionId, f.code]));
+    // `テキスト` inside `日本語のテキスト` is found only by the cjk tokenizer's bigrams.
+    for (const query of ['テキスト', '中文分词', 'needle']) {
+      const ours = value(attempt(() => archive.searchSessions(JSON.stringify({ query }))));
+      const theirs = nativeValue(await native.call('searchSessions', [{ query }]));
+      assert.ok(ours.items.length > 0, `the cjk archive finds ${query}`);
+      assert.ok(same(opaqueCursor(ours), opaqueCursor(theirs)), `cjk search ${query}: ${firstDifference(ours, theirs)}`);
+    }
   } finally {
     native.close();
     rmSync(work, { recursive: true, force: true });
