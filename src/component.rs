@@ -7,9 +7,11 @@
 //! (options, limits, counts, entries) become the same by-position JSON params the other
 //! faces parse, so every rule stays in `src/api/`.
 
-use crate::api::{Archive, ArchiveOptions, Dialect, LoadCallOptions, Method, Request};
+use crate::api::{
+    Archive, ArchiveOptions, Dialect, LoadCallOptions, Method, Request, json_text, method_named, params_text,
+};
 use crate::error::Error;
-use crate::json::{Json, JsonObject, ParseLimits};
+use crate::json::{Json, JsonObject};
 use bindings::exports::dsh::session_search::session_search as wit;
 use std::cell::RefCell;
 
@@ -39,19 +41,6 @@ impl From<Error> for wit::Error {
 }
 
 type Answer<T = String> = Result<T, wit::Error>;
-
-/// Parses JSON text handed over by the host.
-fn parse(text: &str, what: &str) -> Result<Json, Error> {
-    Json::parse(text, ParseLimits::default()).map_err(|e| Error::invalid_argument(format!("{what} is not JSON: {e}")))
-}
-
-/// Parses by-position params: a JSON array.
-fn parse_params(text: &str) -> Result<Vec<Json>, Error> {
-    match parse(text, "params")? {
-        Json::Array(params) => Ok(params),
-        _ => Err(Error::invalid_argument("params must be an array")),
-    }
-}
 
 fn number(n: u64) -> Json {
     Json::Number(n as f64)
@@ -94,21 +83,15 @@ impl ComponentArchive {
         Ok(archive.call(request)?)
     }
 
-    /// Stages every entry and publishes the load (all or nothing); a refused entry drops it.
+    /// Loads every entry at once (all or nothing).
     fn load_entries(&self, entries: Vec<wit::Entry>, strict: bool) -> Result<String, Error> {
         let mut archive = self.archive.borrow_mut();
         let mut options = JsonObject::new();
         options.insert("strict", Json::Bool(strict));
         let options = LoadCallOptions::from_json(Some(&Json::Object(options)), &archive.options().load, false)?;
-        archive.begin_load(options);
-        let staged = entries
-            .into_iter()
-            .try_for_each(|entry| archive.add_entry(entry.path, entry.bytes));
-        let report = staged.and_then(|()| archive.commit_load());
-        if report.is_err() {
-            archive.abort_load();
-        }
-        serde_json::to_string(&report?).map_err(|e| Error::invalid_argument(format!("the report is not JSON: {e}")))
+        let entries = entries.into_iter().map(|entry| (entry.path, entry.bytes)).collect();
+        let report = archive.load_entries(entries, options)?;
+        serde_json::to_string(&report).map_err(|e| Error::invalid_argument(format!("the report is not JSON: {e}")))
     }
 }
 
@@ -129,38 +112,37 @@ impl wit::GuestArchive for ComponentArchive {
     }
 
     fn search_sessions(&self, request: String) -> Answer {
-        self.answer(Method::SearchSessions, &[parse(&request, "the request")?])
+        self.answer(Method::SearchSessions, &[json_text(&request, "the request")?])
     }
 
     fn search_events(&self, request: String) -> Answer {
-        self.answer(Method::SearchEvents, &[parse(&request, "the request")?])
+        self.answer(Method::SearchEvents, &[json_text(&request, "the request")?])
     }
 
     fn list_candidates(&self, agent: String, query: String, limit: Option<u32>) -> Answer {
-        let mut params = vec![parse(&agent, "the agent")?, parse(&query, "the query")?];
+        let mut params = vec![json_text(&agent, "the agent")?, json_text(&query, "the query")?];
         params.extend(limit.map(|n| number(n.into())));
         self.answer(Method::ListCandidates, &params)
     }
 
     fn prepare(&self, agent: String, content: String, references: String, options: Option<String>) -> Answer {
         let mut params = vec![
-            parse(&agent, "the agent")?,
-            parse(&content, "the content")?,
-            parse(&references, "the references")?,
+            json_text(&agent, "the agent")?,
+            json_text(&content, "the content")?,
+            json_text(&references, "the references")?,
         ];
         if let Some(options) = options {
-            params.push(parse(&options, "the options")?);
+            params.push(json_text(&options, "the options")?);
         }
         self.answer(Method::Prepare, &params)
     }
 
     fn call(&self, method: String, params: String) -> Answer {
-        let method =
-            Method::parse(&method).ok_or_else(|| Error::invalid_argument(format!("unknown method {method:?}")))?;
+        let method = method_named(&method)?;
         if method == Method::Load {
             return Err(Error::invalid_argument("load takes entries here: use the archive's load").into());
         }
-        self.answer(method, &parse_params(&params)?)
+        self.answer(method, &params_text(&params)?)
     }
 }
 
@@ -172,7 +154,7 @@ fn call_static(method: Method, param: Json) -> Result<String, Error> {
 
 /// A JSON string's text (the URI functions answer ASCII).
 fn unquoted(json: String) -> Result<String, Error> {
-    match parse(&json, "the answer")? {
+    match json_text(&json, "the answer")? {
         Json::String(s) => Ok(s.to_lossy().into_owned()),
         _ => Err(Error::invalid_argument("the answer is not a string")),
     }
@@ -182,7 +164,7 @@ impl wit::Guest for Component {
     type Archive = ComponentArchive;
 
     fn encode_session_reference_uri(session_id: String) -> Answer {
-        let id = parse(&session_id, "the session id")?;
+        let id = json_text(&session_id, "the session id")?;
         Ok(unquoted(call_static(Method::EncodeSessionReferenceUri, id)?)?)
     }
 
@@ -191,12 +173,12 @@ impl wit::Guest for Component {
     }
 
     fn format_session_reference_mention(reference: String) -> Answer {
-        let reference = parse(&reference, "the reference")?;
+        let reference = json_text(&reference, "the reference")?;
         Ok(call_static(Method::FormatSessionReferenceMention, reference)?)
     }
 
     fn parse_session_reference_text(text: String) -> Answer {
-        let text = parse(&text, "the text")?;
+        let text = json_text(&text, "the text")?;
         Ok(call_static(Method::ParseSessionReferenceText, text)?)
     }
 }

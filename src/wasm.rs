@@ -6,9 +6,12 @@
 //! stable `code` property; the wrapper turns them into its error classes. This face checks
 //! argument shapes strictly ([`Dialect::Strict`]): unknown keys fail instead of being ignored.
 
-use crate::api::{Archive, ArchiveOptions, Dialect, LoadCallOptions, Method, Request, call_static};
+use crate::api::{
+    Archive, ArchiveOptions, Dialect, LoadCallOptions, Method, Request, call_static, method_named, options_text,
+    params_text,
+};
 use crate::error::Error;
-use crate::json::{Json, JsonObject, ParseLimits};
+use crate::json::{Json, JsonObject};
 use crate::reference::{SpillRequest, SpillStore};
 use js_sys::Uint8Array;
 use std::cell::RefCell;
@@ -23,31 +26,6 @@ impl From<Error> for JsValue {
     }
 }
 
-/// Parses JSON text handed over by the wrapper.
-fn parse(text: &str, what: &str) -> Result<Json, Error> {
-    Json::parse(text, ParseLimits::default()).map_err(|e| Error::invalid_argument(format!("{what} is not JSON: {e}")))
-}
-
-/// Parses by-position params: a JSON array.
-fn parse_params(text: &str) -> Result<Vec<Json>, Error> {
-    match parse(text, "params")? {
-        Json::Array(params) => Ok(params),
-        _ => Err(Error::invalid_argument("params must be an array")),
-    }
-}
-
-/// An optional options object given as JSON text (`""` or `null` for none).
-fn parse_options(text: &str) -> Result<Option<Json>, Error> {
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(parse(text, "options")?).filter(|o| !matches!(o, Json::Null)))
-}
-
-fn method(name: &str) -> Result<Method, Error> {
-    Method::parse(name).ok_or_else(|| Error::invalid_argument(format!("unknown method {name:?}")))
-}
-
 /// Loaded sessions and everything DSH's query, search and reference services answer over them.
 #[wasm_bindgen]
 pub struct WasmArchive {
@@ -59,7 +37,7 @@ impl WasmArchive {
     /// An empty archive with `{tokenizer?, limits?}` given as JSON text.
     #[wasm_bindgen(constructor)]
     pub fn new(options_json: &str) -> Result<WasmArchive, JsValue> {
-        let options = ArchiveOptions::from_json(parse_options(options_json)?.as_ref())?;
+        let options = ArchiveOptions::from_json(options_text(options_json)?.as_ref())?;
         Ok(WasmArchive {
             archive: Archive::new(options),
         })
@@ -68,11 +46,11 @@ impl WasmArchive {
     /// Calls a method of the JSON-RPC table with its by-position params as JSON text; returns
     /// the result as JSON text.
     pub fn call(&mut self, method_name: &str, params_json: &str) -> Result<String, JsValue> {
-        let method = method(method_name)?;
+        let method = method_named(method_name)?;
         if method == Method::Load {
             return Err(Error::invalid_argument("load takes entries here: use loadBegin / loadAdd").into());
         }
-        let params = parse_params(params_json)?;
+        let params = params_text(params_json)?;
         let request = Request::parse(method, &params, self.archive.parse_context(Dialect::Strict))?;
         Ok(self.archive.call(request)?)
     }
@@ -80,7 +58,7 @@ impl WasmArchive {
     /// Starts a staged load with `{strict?}` as JSON text, discarding one under way.
     #[wasm_bindgen(js_name = loadBegin)]
     pub fn load_begin(&mut self, options_json: &str) -> Result<(), JsValue> {
-        let options = parse_options(options_json)?;
+        let options = options_text(options_json)?;
         let options = LoadCallOptions::from_json(options.as_ref(), &self.archive.options().load, false)?;
         self.archive.begin_load(options);
         Ok(())
@@ -119,7 +97,7 @@ impl WasmArchive {
     /// the prepare result and, for each truncated source, its complete snapshot for the
     /// caller's spill store (`{reference, sessionId, label, capturedThroughSeq, snapshot}`).
     pub fn prepare(&mut self, params_json: &str) -> Result<String, JsValue> {
-        let params = parse_params(params_json)?;
+        let params = params_text(params_json)?;
         let request = Request::parse(Method::Prepare, &params, self.archive.parse_context(Dialect::Strict))?;
         let Request::Prepare {
             agent,
@@ -158,11 +136,11 @@ impl WasmArchive {
 /// `formatSessionReferenceMention`, `parseSessionReferenceText`), which need no archive.
 #[wasm_bindgen(js_name = callStatic)]
 pub fn call_static_method(method_name: &str, params_json: &str) -> Result<String, JsValue> {
-    let method = method(method_name)?;
+    let method = method_named(method_name)?;
     if !method.is_static() {
         return Err(Error::invalid_argument(format!("{method_name} needs an archive")).into());
     }
-    let params = parse_params(params_json)?;
+    let params = params_text(params_json)?;
     let request = Request::parse(method, &params, Default::default())?;
     match call_static(&request) {
         Some(answer) => Ok(answer?),

@@ -145,3 +145,31 @@ pub fn options_object<'a>(
     Dialect::Strict.check_keys(object, allowed, "the options object")?;
     Ok(Some(object))
 }
+
+/// JSON text handed over by a host (the JavaScript wrapper, a component host); `what` names it
+/// in the `SESSION_INVALID_ARGUMENT` error.
+pub fn json_text(text: &str, what: &str) -> Result<Json, Error> {
+    Json::parse(text, crate::json::ParseLimits::default())
+        .map_err(|e| Error::invalid_argument(format!("{what} is not JSON: {e}")))
+}
+
+/// By-position params as JSON text: an array.
+pub fn params_text(text: &str) -> Result<Vec<Json>, Error> {
+    match json_text(text, "params")? {
+        Json::Array(params) => Ok(params),
+        _ => Err(Error::invalid_argument("params must be an array")),
+    }
+}
+
+/// An optional options object as JSON text: empty text and `null` are none.
+pub fn options_text(text: &str) -> Result<Option<Json>, Error> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(json_text(text, "options")?).filter(|o| !matches!(o, Json::Null)))
+}
+
+/// A method by DSH's name.
+pub fn method_named(name: &str) -> Result<super::Method, Error> {
+    super::Method::parse(name).ok_or_else(|| Error::invalid_argument(format!("unknown method {name:?}")))
+}

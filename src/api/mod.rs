@@ -18,7 +18,7 @@ pub mod coerce;
 pub mod methods;
 pub mod options;
 
-pub use coerce::Dialect;
+pub use coerce::{Dialect, json_text, method_named, options_text, params_text};
 pub use methods::{AgentArg, Method, ParseContext, Request, call_static};
 pub use options::{ArchiveOptions, LoadCallOptions, PrepareSettings};
 
@@ -205,6 +205,23 @@ impl Archive {
             .job
             .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "the load was not gathered"))?;
         self.corpus.commit(job)
+    }
+
+    /// Loads `(path, bytes)` entries in one call, as a staged load would (all or nothing).
+    pub fn load_entries(
+        &mut self,
+        entries: Vec<(String, Vec<u8>)>,
+        options: LoadCallOptions,
+    ) -> Result<LoadReport, Error> {
+        self.begin_load(options);
+        let staged = entries
+            .into_iter()
+            .try_for_each(|(path, bytes)| self.add_entry(path, bytes));
+        let report = staged.and_then(|()| self.commit_load());
+        if report.is_err() {
+            self.abort_load();
+        }
+        report
     }
 
     /// Drops the staged load; nothing of it is published.

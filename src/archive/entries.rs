@@ -7,12 +7,18 @@ use super::Input;
 /// of its own: an export ZIP or a lone log. All entries below a folder form one folder input,
 /// in which every log finds its persistence root or export from its own path, so the files of
 /// a root given relative to it load exactly as the root on disk does, and several dropped
-/// folders keep their roots apart by their first path segment.
+/// folders keep their roots apart by their first path segment. Entries are taken in path
+/// order, as a folder on disk is read.
 pub fn inputs_from_entries(entries: Vec<(String, Vec<u8>)>) -> Vec<Input> {
     let mut inputs = Vec::new();
     let mut folder = Vec::new();
+    let mut entries: Vec<(String, Vec<u8>)> = entries
+        .into_iter()
+        .map(|(path, bytes)| (path.replace('\\', "/").trim_start_matches('/').to_owned(), bytes))
+        .collect();
+    // In path order, as a folder on disk is read, whatever order the host listed them in.
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
     for (path, bytes) in entries {
-        let path = path.replace('\\', "/").trim_start_matches('/').to_owned();
         if path.contains('/') {
             folder.push((path, bytes));
         } else {
