@@ -278,32 +278,60 @@ impl Corpus {
         if let Some(error) = strict_failure(&options, &report) {
             return Err(error);
         }
-        let mut staged = self.clone();
+        // Admitting fails only a strict load, and only on a header conflict: that rare load is
+        // staged on a copy; every other one is applied in place, never copying the corpus.
+        if options.strict && self.would_conflict(&read) {
+            let mut staged = self.clone();
+            staged.apply(read, unreadable, &mut report);
+            return Err(strict_failure(&options, &report)
+                .unwrap_or_else(|| Error::new(ErrorCode::QueryPersistenceFailed, "session headers conflict")));
+        }
+        self.apply(read, unreadable, &mut report);
+        Ok(report)
+    }
+
+    /// Whether admitting `read` would find copies of one id whose headers disagree.
+    fn would_conflict(&self, read: &[(LogFile, SessionLog)]) -> bool {
+        let mut seen: BTreeMap<&str, &SessionHeader> = BTreeMap::new();
+        read.iter().any(|(_, log)| {
+            let id = log.header.id.as_str();
+            let known = seen
+                .get(id)
+                .copied()
+                .or_else(|| self.sessions.get(id).map(|e| &e.log.header));
+            seen.entry(id).or_insert(&log.header);
+            self.conflicted.contains(id) || known.is_some_and(|h| !headers_compatible(h, &log.header))
+        })
+    }
+
+    /// Admits what a load read and moves the generations of every session it changed.
+    fn apply(
+        &mut self,
+        read: Vec<(LogFile, SessionLog)>,
+        unreadable: Vec<(SessionHeader, Error)>,
+        report: &mut LoadReport,
+    ) {
+        let conflicted_before = self.conflicted.clone();
         for (file, log) in read {
-            staged.unreadable.remove(&log.header.id);
-            staged.admit(file, log, &mut report);
+            self.unreadable.remove(&log.header.id);
+            self.admit(file, log, report);
         }
         for (header, error) in unreadable {
-            if !staged.sessions.contains_key(&header.id) {
-                staged.touch(&header.id);
-                staged.unreadable.insert(header.id.clone(), (header, error));
+            if !self.sessions.contains_key(&header.id) {
+                self.touch(&header.id);
+                self.unreadable.insert(header.id.clone(), (header, error));
             }
-        }
-        if let Some(error) = strict_failure(&options, &report) {
-            return Err(error);
         }
         let changed: BTreeSet<String> = report
             .sessions
             .iter()
             .filter(|s| s.outcome != "duplicate")
             .map(|s| s.session_id.clone())
-            .chain(staged.conflicted.difference(&self.conflicted).cloned())
+            .chain(self.conflicted.difference(&conflicted_before).cloned())
             .collect();
         for id in &changed {
-            staged.touch(id);
+            self.touch(id);
         }
-        *self = staged;
-        Ok(report)
     }
 
     fn admit(&mut self, file: LogFile, log: SessionLog, report: &mut LoadReport) {
@@ -631,5 +659,54 @@ mod tests {
         shuffled.sort_by(|a, b| locale_compare(a, b));
         assert_eq!(shuffled, expected);
         assert_eq!(locale_compare("a", "A"), Ordering::Less);
+    }
+
+    fn log(id: &str, created_at: u64, texts: &[&str]) -> Input {
+        let mut text =
+            format!(r#"{{"type":"session","version":0,"id":"{id}","createdAt":{created_at},"delegationDepth":0}}"#);
+        for (seq, t) in texts.iter().enumerate() {
+            text.push_str(&format!(
+                "\n{{\"type\":\"user/message\",\"seq\":{seq},\"time\":{},\"data\":{{\"id\":\"m{seq}\",\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"{t}\"}}],\"source\":{{\"kind\":\"user\"}}}},\"surfaceOp\":\"append\"}}",
+                seq + 2
+            ));
+        }
+        Input::File {
+            name: format!("{id}-{created_at}-{}.jsonl", texts.len()),
+            bytes: format!("{text}\n").into_bytes(),
+        }
+    }
+
+    #[test]
+    fn a_strict_load_that_conflicts_publishes_nothing_and_others_apply_in_place() {
+        let mut corpus = Corpus::new();
+        let report = corpus
+            .load(vec![log("a", 1, &["x"])], &LoadOptions::default())
+            .expect("loads");
+        assert_eq!(report.sessions[0].outcome, "added");
+        let generation = corpus.generation();
+        let strict = LoadOptions {
+            strict: true,
+            ..LoadOptions::default()
+        };
+        // Same id, another createdAt: the headers disagree.
+        let error = corpus
+            .load(vec![log("b", 1, &["y"]), log("a", 2, &["x", "y"])], &strict)
+            .expect_err("a conflict fails a strict load");
+        assert_eq!(error.code, ErrorCode::QueryPersistenceFailed);
+        assert!(corpus.get("b").is_none(), "nothing of the failed load is visible");
+        assert_eq!(corpus.generation(), generation, "and nothing moved");
+        // A longer compatible copy replaces the known one, in place.
+        let report = corpus
+            .load(vec![log("a", 1, &["x", "y"])], &strict)
+            .expect("compatible");
+        assert_eq!(report.sessions[0].outcome, "replaced");
+        assert!(corpus.generation() > generation);
+        assert_eq!(corpus.list_events("a").map(|e| e.len()).ok(), Some(2));
+        // Without strict, the conflict fails that id alone.
+        let report = corpus
+            .load(vec![log("a", 3, &["z"]), log("c", 1, &["z"])], &LoadOptions::default())
+            .expect("loads");
+        assert_eq!(report.failures[0].code, ErrorCode::QuerySourceConflict);
+        assert!(corpus.get("a").is_none() && corpus.get("c").is_some());
     }
 }

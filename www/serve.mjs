@@ -23,8 +23,17 @@ const TYPES = {
   '.png': 'image/png',
   '.svg': 'image/svg+xml',
 };
-// Never served: development files that are not part of the page.
-const HIDDEN = ['node_modules', 'tests', 'package.json', 'package-lock.json', 'serve.mjs'];
+// Never served: development files that are not part of the page. Of node_modules only the
+// library package is served (the page imports its ESM files and its worker runs from there).
+const HIDDEN = ['node_modules', 'tests', 'package.json', 'package-lock.json', 'serve.mjs', 'README.md'];
+const SERVED_PACKAGE = ['node_modules', 'dsh-session-search'];
+// The same policy as index.html's meta tag, also for the worker (a worker's CSP comes from its
+// own response): this origin only, no inline script, wasm compilation allowed.
+export const CSP = [
+  "default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "worker-src 'self'", "connect-src 'self'",
+  "style-src 'self'", "img-src 'self' data:", "font-src 'self'", "object-src 'none'", "base-uri 'none'",
+  "form-action 'none'", "frame-ancestors 'none'",
+].join('; ');
 
 /** Starts the server; resolves to `{ server, url }` once it listens. */
 export function startServer({ port = 8000, host = '127.0.0.1', root = ROOT } = {}) {
@@ -42,8 +51,9 @@ export function startServer({ port = 8000, host = '127.0.0.1', root = ROOT } = {
     }
     if (path.endsWith('/')) path += 'index.html';
     const file = resolve(join(root, path));
-    const first = file.slice(root.length + 1).split(sep)[0];
-    if (!file.startsWith(root + sep) || HIDDEN.includes(first) || path.includes('\0')) return send(404, 'not found\n');
+    const parts = file.slice(root.length + 1).split(sep);
+    const packaged = parts[0] === SERVED_PACKAGE[0] && parts[1] === SERVED_PACKAGE[1] && parts.length > 2;
+    if (!file.startsWith(root + sep) || (HIDDEN.includes(parts[0]) && !packaged) || path.includes('\0')) return send(404, 'not found\n');
     let info;
     try {
       info = await stat(file);
@@ -56,6 +66,9 @@ export function startServer({ port = 8000, host = '127.0.0.1', root = ROOT } = {
       'content-length': info.size,
       'cache-control': 'no-cache',
       'x-content-type-options': 'nosniff',
+      'content-security-policy': CSP,
+      'referrer-policy': 'no-referrer',
+      'cross-origin-opener-policy': 'same-origin',
     });
     if (req.method === 'HEAD') return res.end();
     createReadStream(file).pipe(res);

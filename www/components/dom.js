@@ -1,9 +1,9 @@
 // DOM helpers shared by the viewer's components: elements are built node by node and every
-// piece of archive data goes in through `textContent`, never through HTML parsing.
+// piece of archive data goes in through text nodes, never through HTML parsing.
 
 /**
  * Creates an element. `props` sets attributes (`class`, `aria-*`, `data-*`, …) and a few
- * properties (`text` → textContent, `on*` → listeners, booleans like `hidden`/`disabled`);
+ * properties (`text` → textContent, `on*` → listeners, `true` → an empty attribute);
  * children are nodes or strings (strings become text nodes).
  */
 export function el(tag, props = {}, ...children) {
@@ -35,9 +35,9 @@ export function replace(node, ...children) {
 }
 
 /**
- * A snippet with its match ranges (`{start, end}` in UTF-16 code units, as the library gives
- * them with `highlights: true`) wrapped in <mark> elements. Ranges out of order, overlapping
- * or out of bounds are clamped rather than trusted.
+ * A snippet with its match ranges (`{start, end}` in UTF-16 units, as the library gives them
+ * with `highlights: true`) wrapped in <mark>. Ranges out of order, overlapping or out of
+ * bounds are clamped rather than trusted.
  */
 export function highlighted(snippet, highlights = []) {
   const fragment = document.createDocumentFragment();
@@ -62,15 +62,31 @@ export function shortId(id) {
   return id.length > 13 ? `${id.slice(0, 8)}…` : id;
 }
 
-/** Milliseconds since the epoch as a readable local date and time (`short`: to the minute). */
-export function formatTime(ms, { short = false } = {}) {
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
+
+/** Milliseconds since the epoch as a readable local date and time. */
+export function formatTime(ms, { clock = false } = {}) {
   if (typeof ms !== 'number' || !Number.isFinite(ms)) return '—';
   const d = new Date(ms);
   if (Number.isNaN(d.getTime())) return '—';
-  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: short ? 'short' : 'medium' });
+  return (clock ? timeOnly : dateTime).format(d);
 }
 
-/** A session's display name: its title, else "Subagent <id>" or its short id. */
+/** `<time>` with an ISO 8601 machine value. */
+export function timeEl(ms, options) {
+  const valid = typeof ms === 'number' && Number.isFinite(ms) && !Number.isNaN(new Date(ms).getTime());
+  return el('time', { datetime: valid ? new Date(ms).toISOString() : null, text: formatTime(ms, options) });
+}
+
+export function formatBytes(n) {
+  if (!Number.isFinite(n)) return '—';
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** A session's display name: its title, else "Subagent <id>" or "Session <id>". */
 export function sessionLabel(header, title) {
   if (title) return title;
   return header.parentSession ? `Subagent ${shortId(header.id)}` : `Session ${shortId(header.id)}`;
@@ -78,5 +94,57 @@ export function sessionLabel(header, title) {
 
 /** The badge naming an event's surface label; the word is always shown, colour only helps. */
 export function surfaceBadge(surface) {
-  return el('span', { class: `badge badge-${surface}`, text: surface });
+  return el('span', { class: `badge badge-${surface}`, title: SURFACE_HINT[surface], text: surface });
+}
+
+const SURFACE_HINT = {
+  current: 'The model sees this event now',
+  shadowed: 'Replaced on the model surface (by a compaction or prune); kept in the log',
+  'log-only': 'Recorded in the log only; never part of the model surface',
+};
+
+/** `{code, message}` of any thrown value (`VIEWER_ERROR` when it has no stable code). */
+export function errorInfo(error) {
+  return {
+    code: typeof error?.code === 'string' ? error.code : 'VIEWER_ERROR',
+    message: error?.message ? String(error.message) : String(error),
+  };
+}
+
+/** An error line: its code in monospace, then its message. */
+export function errorLine(error, prefix) {
+  const { code, message } = errorInfo(error);
+  return el('p', { class: 'error', role: 'alert' }, prefix ? `${prefix}: ` : null, el('code', { class: 'code', text: code }), ' ', message);
+}
+
+/** Copies text to the clipboard; resolves true when it worked. */
+export async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A button that copies `text()` and says so for a moment. */
+export function copyButton(label, text) {
+  const button = el('button', { type: 'button', class: 'ghost small' , text: label });
+  button.addEventListener('click', async () => {
+    const ok = await copyText(text());
+    button.textContent = ok ? 'Copied' : 'Copy failed';
+    setTimeout(() => (button.textContent = label), 1200);
+  });
+  return button;
+}
+
+/** Runs `fn` at most once per `ms` after the last call. */
+export function debounce(fn, ms) {
+  let timer = null;
+  const run = (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), ms);
+  };
+  run.cancel = () => clearTimeout(timer);
+  return run;
 }

@@ -1,195 +1,207 @@
-// Full-text search: `searchSessions` across every session or `searchEvents` inside the open
-// one, with highlighted snippets, "more results" paging through `nextCursor`, and a request
-// counter so a slow or superseded request never overwrites newer results.
+// Search as you type: `searchSessions` across every session or `searchEvents` inside the open
+// one, debounced; each new request aborts the one in flight (AbortSignal through the worker)
+// and carries a ticket, so a superseded answer never overwrites a newer one. Chips for the
+// three surface labels, type and time filters, highlighted snippets, "More results" through
+// cursors, and a clear message when the corpus changed and a cursor went stale.
 
-import { errorInfo } from '../archive.js';
-import { el, highlighted, replace, sessionLabel, surfaceBadge } from './dom.js';
+import { debounce, el, errorInfo, highlighted, replace, sessionLabel, surfaceBadge, timeEl } from './dom.js';
 
 const PAGE = 10;
-const DEBOUNCE_MS = 250;
-const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+const DEBOUNCE_MS = 180;
+const LABELS = ['current', 'shadowed', 'log-only'];
 
 export class SearchPanel {
-  constructor({ form, input, scope, surface, status, results, more, archive, titleOf, currentSession, onOpenHit }) {
-    Object.assign(this, { form, input, scope, surface, status, results, more, archive, titleOf, currentSession, onOpenHit });
-    /** Bumped by every new search; a response whose ticket is no longer current is dropped. */
+  constructor({ engine, sessions, currentSession, onOpenHit, onActive }) {
+    Object.assign(this, { engine, sessions, currentSession, onOpenHit, onActive });
+    const $ = (id) => document.getElementById(id);
+    this.input = $('search');
+    this.results = $('search-results');
+    this.status = $('search-status');
+    this.more = $('search-more');
+    this.type = $('search-type');
+    this.from = $('search-from');
+    this.to = $('search-to');
+    this.scopeInputs = [...document.querySelectorAll('input[name="search-scope"]')];
+    this.chips = [...document.querySelectorAll('.chip[data-surface]')];
     this.ticket = 0;
-    this.timer = null;
-    this.page = null;
-    form.addEventListener('submit', (event) => {
-      event.preventDefault();
-      this.run();
+    this.controller = null;
+    this.request = null;
+    this.schedule = debounce(() => this.run(), DEBOUNCE_MS);
+    this.input.addEventListener('input', () => {
+      this.ticket += 1; // whatever is in flight is already stale
+      this.schedule();
     });
-    input.addEventListener('input', () => this.schedule());
-    scope.addEventListener('change', () => this.run());
-    surface.addEventListener('change', () => this.run());
-    more.addEventListener('click', () => this.loadMore());
+    this.input.addEventListener('keydown', (e) => {
+      if (e.key === 'ArrowDown') {
+        e.preventDefault();
+        this.#hits()[0]?.focus();
+      } else if (e.key === 'Enter') {
+        e.preventDefault();
+        this.schedule.cancel();
+        if (this.#hits().length && this.request?.query === this.input.value) this.#hits()[0].click();
+        else this.run();
+      }
+    });
+    for (const chip of this.chips) {
+      chip.addEventListener('click', () => {
+        chip.setAttribute('aria-pressed', String(chip.getAttribute('aria-pressed') !== 'true'));
+        this.run();
+      });
+    }
+    for (const input of [this.type, this.from, this.to, ...this.scopeInputs]) input.addEventListener('change', () => this.run());
+    this.more.addEventListener('click', () => this.run({ more: true }));
+    this.results.addEventListener('keydown', (e) => this.#keys(e));
   }
 
-  /** Enables the "open session" scope once a session is open. */
-  setSessionOpen(open) {
-    const option = this.scope.querySelector('option[value="session"]');
-    option.disabled = !open;
-    if (!open && this.scope.value === 'session') this.scope.value = 'sessions';
+  #hits() {
+    return [...this.results.querySelectorAll('.hit')];
   }
 
-  schedule() {
-    clearTimeout(this.timer);
-    this.ticket += 1; // whatever is in flight is already stale
-    this.timer = setTimeout(() => this.run(), DEBOUNCE_MS);
+  #keys(e) {
+    const hits = this.#hits();
+    const at = hits.indexOf(document.activeElement);
+    if (at < 0) return;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      const next = at + (e.key === 'ArrowDown' ? 1 : -1);
+      if (next < 0) this.input.focus();
+      else hits[Math.min(hits.length - 1, next)].focus();
+    } else if (e.key === 'Home' || e.key === 'End') {
+      e.preventDefault();
+      hits[e.key === 'Home' ? 0 : hits.length - 1].focus();
+    }
   }
 
-  /** Re-runs the current query (after a load or when the open session changes). */
+  /** The open session changed or the corpus did: re-run what is shown. */
   refresh() {
     if (this.input.value.trim() !== '') this.run();
   }
 
-  #request(cursor) {
+  scope() {
+    const chosen = this.scopeInputs.find((i) => i.checked)?.value ?? 'all';
+    return chosen === 'session' && this.currentSession() ? 'session' : 'all';
+  }
+
+  setSessionOpen(open) {
+    const input = this.scopeInputs.find((i) => i.value === 'session');
+    input.disabled = !open;
+    if (!open) this.scopeInputs.find((i) => i.value === 'all').checked = true;
+  }
+
+  #filters() {
+    const filters = [];
+    const labels = this.chips.filter((c) => c.getAttribute('aria-pressed') === 'true').map((c) => c.dataset.surface);
+    if (labels.length && labels.length < LABELS.length) filters.push({ kind: 'surface', values: labels });
+    if (this.type.value) filters.push({ kind: 'type', values: [this.type.value] });
+    const from = this.from.valueAsNumber;
+    const to = this.to.valueAsNumber;
+    if (Number.isFinite(from) || Number.isFinite(to)) {
+      const range = { kind: 'time' };
+      if (Number.isFinite(from)) range.from = from + new Date(from).getTimezoneOffset() * 60000;
+      if (Number.isFinite(to)) range.to = to + new Date(to).getTimezoneOffset() * 60000 + 86400000 - 1;
+      filters.push(range);
+    }
+    return filters;
+  }
+
+  #build(cursor) {
     const query = this.input.value;
-    const labels = this.surface.value === 'any' ? null : [this.surface.value];
-    if (this.scope.value === 'session' && this.currentSession()) {
+    const filters = this.#filters();
+    if (this.scope() === 'session') {
       const request = { sessionId: this.currentSession(), query, limit: PAGE, highlights: true };
-      if (labels) request.filters = [{ kind: 'surface', values: labels }];
+      if (filters.length) request.filters = filters;
       if (cursor) request.cursor = cursor;
-      return ['searchEvents', request];
+      return { method: 'searchEvents', request, query };
     }
     const request = { query, limit: PAGE, highlights: true };
-    if (labels) request.eventFilters = [{ kind: 'surface', values: labels }];
+    if (filters.length) request.eventFilters = filters;
     if (cursor) request.cursor = cursor;
-    return ['searchSessions', request];
+    return { method: 'searchSessions', request, query };
   }
 
-  async run() {
-    clearTimeout(this.timer);
+  async run({ more = false } = {}) {
+    this.schedule.cancel();
     const ticket = ++this.ticket;
-    if (this.input.value.trim() === '') {
-      this.page = null;
+    this.controller?.abort();
+    if (!more && this.input.value.trim() === '') {
+      this.request = null;
       replace(this.results);
+      this.status.textContent = '';
       this.more.hidden = true;
-      this.#status('');
+      this.onActive(false);
       return;
     }
-    this.#status('Searching…');
-    await nextFrame();
-    if (ticket !== this.ticket) return;
-    const [method, request] = this.#request(null);
-    let page;
+    this.onActive(true);
+    const controller = new AbortController();
+    this.controller = controller;
+    const call = this.#build(more ? this.nextCursor : undefined);
+    this.results.setAttribute('aria-busy', 'true');
+    if (!more) this.status.textContent = 'Searching…';
     try {
-      page = this.archive.call(method, request);
+      const page = await this.engine.call(call.method, call.request, { signal: controller.signal });
+      if (ticket !== this.ticket) return;
+      this.request = call;
+      this.#show(page, call, more);
     } catch (error) {
-      if (ticket === this.ticket) this.#fail(error);
-      return;
-    }
-    if (ticket !== this.ticket) return;
-    this.page = { method, request, shown: 0, nextCursor: page.nextCursor ?? null };
-    replace(this.results);
-    this.#append(page);
-  }
-
-  async loadMore() {
-    if (!this.page?.nextCursor) return;
-    const ticket = this.ticket;
-    const { method, request, nextCursor } = this.page;
-    this.more.disabled = true;
-    await nextFrame();
-    if (ticket !== this.ticket) return;
-    let page;
-    try {
-      page = this.archive.call(method, { ...request, cursor: nextCursor });
-    } catch (error) {
-      if (ticket === this.ticket) this.#fail(error);
-      return;
+      if (ticket !== this.ticket) return;
+      this.#failed(error, more);
     } finally {
-      this.more.disabled = false;
+      if (ticket === this.ticket) this.results.removeAttribute('aria-busy');
     }
-    if (ticket !== this.ticket) return;
-    this.page.nextCursor = page.nextCursor ?? null;
-    this.#append(page);
   }
 
-  #append(page) {
-    const method = this.page.method;
-    const hits =
-      method === 'searchSessions'
-        ? page.items.map((item) => this.#sessionHit(item))
-        : page.items.map((hit) => this.#eventHit(hit));
-    this.results.append(...hits);
-    this.page.shown += page.items.length;
-    this.more.hidden = !this.page.nextCursor;
-    const what = method === 'searchSessions' ? 'sessions' : 'events in this session';
-    const n = this.page.shown;
-    this.#status(
-      n === 0
-        ? `No ${what} match “${this.page.request.query.trim()}”.`
-        : `Showing ${n} ${n === 1 ? what.replace('sessions', 'session').replace('events', 'event') : what}${
-            this.page.nextCursor ? ', more available' : ''
-          }.`,
-    );
+  #show(page, call, more) {
+    const items = page.items.map((item) => (call.method === 'searchSessions' ? this.#sessionHit(item) : this.#eventHit(item, page.session)));
+    if (more) this.results.append(...items);
+    else replace(this.results, ...items);
+    const shown = this.results.childElementCount;
+    this.nextCursor = page.nextCursor;
+    this.more.hidden = !page.nextCursor;
+    const where = call.method === 'searchSessions' ? 'sessions' : 'events in this session';
+    this.status.textContent = shown === 0 ? `No ${where} match “${call.query}”.` : `${shown}${page.nextCursor ? '+' : ''} ${where} match`;
+    if (more) items[0]?.querySelector('.hit')?.focus();
   }
 
-  #sessionHit({ header, bestMatch }) {
-    const title = sessionLabel(header, this.titleOf(header.id));
-    return el(
-      'li',
-      { class: 'hit', 'data-session-id': header.id, 'data-seq': bestMatch.seq },
-      el(
-        'div',
-        { class: 'hit-head' },
-        el('button', {
-          type: 'button',
-          class: 'link hit-open',
-          title: header.id,
-          text: title,
-          onclick: () => this.onOpenHit(header.id, bestMatch.seq),
-        }),
-        el('span', { class: 'path muted', text: header.cwd ?? '(no cwd)' }),
-      ),
-      this.#match(bestMatch),
-    );
-  }
-
-  #eventHit(hit) {
-    return el(
-      'li',
-      { class: 'hit', 'data-session-id': hit.sessionId, 'data-seq': hit.seq },
-      el(
-        'div',
-        { class: 'hit-head' },
-        el('button', {
-          type: 'button',
-          class: 'link hit-open',
-          text: `Event #${hit.seq}`,
-          onclick: () => this.onOpenHit(hit.sessionId, hit.seq),
-        }),
-      ),
-      this.#match(hit),
-    );
-  }
-
-  #match(hit) {
-    return el(
-      'div',
-      { class: 'match' },
-      el(
-        'div',
-        { class: 'event-meta' },
-        el('span', { class: 'seq', text: `#${hit.seq}` }),
-        surfaceBadge(hit.surface),
-        el('span', { class: 'type', text: hit.type }),
-      ),
-      el('p', { class: 'snippet' }, highlighted(hit.snippet ?? '', hit.highlights ?? [])),
-    );
-  }
-
-  #fail(error) {
+  #failed(error, more) {
     const { code, message } = errorInfo(error);
-    this.page = null;
-    replace(this.results);
+    if (code === 'SESSION_QUERY_ABORTED') return;
     this.more.hidden = true;
-    replace(this.status, el('span', { class: 'error' }, el('code', { class: 'code', text: code }), ' ', message));
+    if (code === 'SESSION_QUERY_STALE_CURSOR') {
+      replace(this.status, el('span', { class: 'error', role: 'alert' }, 'The archive changed since these results were found, so “more” cannot continue them. ',
+        el('button', { type: 'button', class: 'link', text: 'Search again', onclick: () => this.run() })));
+      return;
+    }
+    if (!more) replace(this.results);
+    replace(this.status, el('span', { class: 'error', role: 'alert' }, el('code', { class: 'code', text: code }), ' ', message));
   }
 
-  #status(text) {
-    this.status.textContent = text;
+  #sessionHit(item) {
+    const hit = item.bestMatch;
+    const record = this.sessions.get(item.header.id);
+    return this.#hitItem(hit, sessionLabel(item.header, record?.title), item.header.cwd);
+  }
+
+  #eventHit(hit, session) {
+    return this.#hitItem(hit, sessionLabel(session, this.sessions.get(session.id)?.title), null);
+  }
+
+  #hitItem(hit, title, cwd) {
+    const button = el('a', {
+      class: 'hit',
+      href: `#session=${encodeURIComponent(hit.sessionId)}&seq=${hit.seq}`,
+      'data-session-id': hit.sessionId,
+      'data-seq': hit.seq,
+    },
+    el('span', { class: 'hit-head' },
+      el('span', { class: 'hit-title', text: title }),
+      surfaceBadge(hit.surface)),
+    el('span', { class: 'hit-snippet' }, highlighted(hit.snippet, hit.highlights)),
+    el('span', { class: 'hit-meta muted' },
+      el('span', { class: 'mono', text: `${hit.type} #${hit.seq}` }), timeEl(hit.time), cwd ? el('span', { class: 'path', text: cwd }) : null));
+    button.addEventListener('click', (e) => {
+      e.preventDefault();
+      this.onOpenHit(hit.sessionId, hit.seq);
+    });
+    return el('li', {}, button);
   }
 }

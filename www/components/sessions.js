@@ -1,95 +1,124 @@
-// The session list: title, working directory, event count, parent and creation time per
-// session, newest first; choosing one opens it in the timeline.
+// The sessions list: newest first, each with its title, cwd, creation time, live/persisted and
+// event count; subagents nested under their parent (a parent → subagent tree); filtered by
+// working directory and creation time.
 
-import { el, formatTime, replace, sessionLabel, shortId } from './dom.js';
+import { el, replace, sessionLabel, shortId, timeEl } from './dom.js';
+
+const NO_CWD = '\u0000none';
 
 export class SessionList {
-  /** `root` holds the table; `count` shows how many sessions; `onOpen(id)` opens one. */
-  constructor({ root, count, onOpen }) {
-    this.root = root;
-    this.count = count;
-    this.onOpen = onOpen;
+  constructor({ root, count, cwd, from, to, onOpen }) {
+    Object.assign(this, { root, count, cwd, from, to, onOpen });
     this.sessions = [];
+    this.byId = new Map();
     this.selected = null;
-  }
-
-  /** Session ids → titles, for other views (search hits, parents). */
-  titleOf(id) {
-    return this.sessions.find((s) => s.header.id === id)?.title ?? null;
-  }
-
-  has(id) {
-    return this.sessions.some((s) => s.header.id === id);
+    for (const input of [cwd, from, to]) input.addEventListener('change', () => this.render());
+    root.addEventListener('keydown', (e) => this.#keys(e));
   }
 
   show(sessions) {
     this.sessions = sessions;
-    this.count.textContent = `${sessions.length} ${sessions.length === 1 ? 'session' : 'sessions'}`;
-    if (sessions.length === 0) {
-      replace(this.root, el('p', { class: 'empty', text: 'No sessions loaded.' }));
-      return;
-    }
-    const rows = sessions.map((s) => this.#row(s));
-    replace(
-      this.root,
-      el(
-        'table',
-        { class: 'sessions' },
-        el('caption', { class: 'visually-hidden', text: 'Loaded sessions, newest first' }),
-        el(
-          'thead',
-          {},
-          el('tr', {}, ...['Title', 'Working directory', 'Events', 'Parent', 'Created'].map((h) => el('th', { scope: 'col', text: h }))),
-        ),
-        el('tbody', {}, ...rows),
-      ),
-    );
-    this.select(this.selected);
+    this.byId = new Map(sessions.map((s) => [s.id, s]));
+    const cwds = [...new Set(sessions.map((s) => s.header.cwd ?? NO_CWD))].sort();
+    const chosen = this.cwd.value;
+    replace(this.cwd, el('option', { value: '', text: 'All folders' }),
+      ...cwds.map((c) => el('option', { value: c, text: c === NO_CWD ? '(no folder)' : c })));
+    this.cwd.value = cwds.includes(chosen) ? chosen : '';
+    this.render();
   }
 
-  /** Marks the open session's row. */
+  has(id) {
+    return this.byId.has(id);
+  }
+
+  get(id) {
+    return this.byId.get(id);
+  }
+
+  titleOf(id) {
+    const s = this.byId.get(id);
+    return s ? sessionLabel(s.header, s.title) : null;
+  }
+
+  childrenOf(id) {
+    return this.sessions.filter((s) => s.header.parentSession === id).sort((a, b) => a.header.createdAt - b.header.createdAt);
+  }
+
   select(id) {
     this.selected = id;
-    for (const row of this.root.querySelectorAll('tr[data-session-id]')) {
-      if (row.dataset.sessionId === id) row.setAttribute('aria-current', 'true');
-      else row.removeAttribute('aria-current');
-    }
+    for (const node of this.root.querySelectorAll('[aria-current]')) node.removeAttribute('aria-current');
+    this.root.querySelector(`[data-session-id="${CSS.escape(id)}"] > .session-row`)?.setAttribute('aria-current', 'true');
   }
 
-  #row({ header, title, events, live }) {
-    const parent = header.parentSession;
-    const parentCell = parent
-      ? this.has(parent)
-        ? el('button', {
-            type: 'button',
-            class: 'link',
-            title: parent,
-            text: this.titleOf(parent) ?? shortId(parent),
-            onclick: () => this.onOpen(parent),
-          })
-        : el('span', { class: 'mono muted', title: `${parent} (not loaded)`, text: shortId(parent) })
-      : el('span', { class: 'muted', text: '—' });
-    const label = sessionLabel(header, title);
-    return el(
-      'tr',
-      { 'data-session-id': header.id },
-      el(
-        'td',
-        {},
-        el('button', {
-          type: 'button',
-          class: `link session-open${title ? '' : ' untitled'}`,
-          title: header.id,
-          text: label,
-          onclick: () => this.onOpen(header.id),
-        }),
-        header.agentPreset ? el('span', { class: 'tag', text: header.agentPreset }) : null,
-        live ? el('span', { class: 'tag', text: 'live' }) : null,
-      ),
-      el('td', { class: 'path', text: header.cwd ?? '(no cwd)' }),
-      el('td', { class: 'num', text: events ?? '—' }),
-      el('td', {}, parentCell),
-      el('td', { class: 'nowrap', text: formatTime(header.createdAt, { short: true }) }),
-    );
+  #matches(s) {
+    const cwd = this.cwd.value;
+    if (cwd && (s.header.cwd ?? NO_CWD) !== cwd) return false;
+    const from = this.from.valueAsNumber;
+    const to = this.to.valueAsNumber;
+    if (Number.isFinite(from) && s.header.createdAt < from) return false;
+    if (Number.isFinite(to) && s.header.createdAt >= to + 86400000) return false;
+    return true;
+  }
+
+  render() {
+    const shown = this.sessions.filter((s) => this.#matches(s));
+    const ids = new Set(shown.map((s) => s.id));
+    // A session is a root of the tree when its parent is not shown.
+    const roots = shown.filter((s) => !s.header.parentSession || !ids.has(s.header.parentSession));
+    const kids = new Map();
+    for (const s of shown) {
+      if (s.header.parentSession && ids.has(s.header.parentSession)) {
+        if (!kids.has(s.header.parentSession)) kids.set(s.header.parentSession, []);
+        kids.get(s.header.parentSession).push(s);
+      }
+    }
+    for (const list of kids.values()) list.sort((a, b) => a.header.createdAt - b.header.createdAt);
+    const total = this.sessions.length;
+    this.count.textContent = shown.length === total ? `${total} session${total === 1 ? '' : 's'}` : `${shown.length} of ${total} sessions`;
+    const seen = new Set();
+    const item = (s, depth) => {
+      if (seen.has(s.id)) return null; // a parent cycle is shown once
+      seen.add(s.id);
+      const children = (kids.get(s.id) ?? []).map((c) => item(c, depth + 1)).filter(Boolean);
+      return el('li', { 'data-session-id': s.id, role: 'none' },
+        this.#row(s, depth),
+        children.length ? el('ul', { class: 'subagents', role: 'group', 'aria-label': `Subagents of ${sessionLabel(s.header, s.title)}` }, ...children) : null);
+    };
+    const list = roots.map((s) => item(s, 0)).filter(Boolean);
+    replace(this.root, list.length ? list : el('li', { class: 'empty', text: total ? 'No session matches these filters.' : 'No sessions yet.' }));
+    if (this.selected) this.select(this.selected);
+  }
+
+  #row(s, depth) {
+    const h = s.header;
+    const state = s.live && s.persisted ? 'live + persisted' : s.live ? 'live' : 'persisted';
+    return el('a', {
+      class: 'session-row',
+      href: `#session=${encodeURIComponent(s.id)}`,
+      title: s.id,
+      'data-depth': depth,
+    },
+    el('span', { class: 'session-title', text: sessionLabel(h, s.title) }),
+    el('span', { class: 'session-meta' },
+      depth ? el('span', { class: 'tag tag-sub', text: h.agentPreset ?? 'subagent' }) : null,
+      el('span', { class: 'path', text: h.cwd ?? '(no folder)' })),
+    el('span', { class: 'session-meta muted' },
+      timeEl(h.createdAt),
+      el('span', { text: s.events === null ? '' : `${s.events} events` }),
+      el('span', { class: `tag tag-${s.live ? 'live' : 'persisted'}`, text: state }),
+      el('span', { class: 'mono', text: shortId(s.id) })));
+  }
+
+  #keys(e) {
+    if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+    const rows = [...this.root.querySelectorAll('.session-row')];
+    const at = rows.indexOf(document.activeElement);
+    if (at < 0) return;
+    e.preventDefault();
+    rows[Math.max(0, Math.min(rows.length - 1, at + (e.key === 'ArrowDown' ? 1 : -1)))].focus();
+  }
+
+  open(id) {
+    this.onOpen(id);
   }
 }
