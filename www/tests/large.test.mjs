@@ -70,6 +70,11 @@ test(`${EVENTS} events load with progress at least every 250 ms and no main-thre
     await page.waitForFunction((q) => document.querySelector('#search-status').textContent.includes('match') && document.querySelector('#search').value === q, query);
     searchTimes.push(Date.now() - t0);
   }
+  // Open the first hit: the transcript of a long session renders in slices.
+  await box.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.focused', { timeout: 60000 });
+  await page.waitForSelector('.transcript[data-complete]', { timeout: 60000 });
   const searchLongTasks = await page.evaluate(() => window.__longTasks);
   const searchLongest = Math.max(0, ...searchLongTasks.map((l) => l.duration));
   const figures = {
@@ -94,7 +99,7 @@ test(`${EVENTS} events load with progress at least every 250 ms and no main-thre
   await writeFile(join(SHOTS, 'large.json'), `${JSON.stringify(figures, null, 2)}\n`);
   assert.ok(progress.length >= 3, `progress updates: ${progress.length}`);
   assert.ok(loadLongest <= 100, `long task while loading: ${loadLongest} ms`);
-  assert.ok(searchLongest <= 100, `long task while searching: ${searchLongest} ms`);
+  assert.ok(searchLongest <= 100, `long task while searching and opening a hit: ${searchLongest} ms`);
   assert.equal(figures.reopenHow, 'restored');
   assert.ok(figures.reopenLongestTaskMs <= 100, `long task while reopening: ${figures.reopenLongestTaskMs} ms`);
   t.assertClean();
