@@ -94,7 +94,10 @@ async function main() {
       return;
     }
     try {
-      sessions.show(await engine.sessions());
+      const list = await engine.sessions();
+      performance.mark('viewer:listed');
+      sessions.show(list);
+      performance.mark('viewer:shown');
     } catch (error) {
       diagnostics.add({ name: 'listing sessions', error: errorInfo(error) });
     }

@@ -7,8 +7,8 @@
 import { el, errorLine, replace, sessionLabel, surfaceBadge, timeEl } from './dom.js';
 
 const RAW_BATCH = 400;
-/** Main-thread time per slice of transcript rendering (long tasks start at 50 ms). */
-const SLICE_MS = 24;
+/** Main-thread time per slice of transcript rendering (a long task starts at 50 ms). */
+const SLICE_MS = 16;
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
 export class SessionView {

@@ -52,10 +52,11 @@ test(`${EVENTS} events load with progress at least every 250 ms and no main-thre
   await page.locator('#open-folder').setInputFiles(join(CORPUS, 'root'));
   await waitForLoads(page, 1);
   const wallMs = Date.now() - started;
-  const { progress, longTasks, index } = await page.evaluate(() => ({
+  const { progress, longTasks, index, marks } = await page.evaluate(() => ({
     progress: window.__progress,
     longTasks: window.__longTasks,
     index: document.querySelector('.index-note').textContent,
+    marks: performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)]),
   }));
   const gaps = progress.slice(1).map((p, i) => p - progress[i]);
   const maxGap = Math.max(...gaps);
@@ -82,7 +83,7 @@ test(`${EVENTS} events load with progress at least every 250 ms and no main-thre
     wallMs, progressUpdates: progress.length, maxProgressGapMs: Math.round(maxGap),
     longestLoadTaskMs: Math.round(loadLongest), longestSearchTaskMs: Math.round(searchLongest),
     searchMs: searchTimes, index,
-    progressAt: progress.map(Math.round), loadLongTasks: longTasks.map((l) => [Math.round(l.start), Math.round(l.duration)]),
+    marks, progressAt: progress.map(Math.round), loadLongTasks: longTasks.map((l) => [Math.round(l.start), Math.round(l.duration)]),
     searchLongTasks: searchLongTasks.map((l) => [Math.round(l.start), Math.round(l.duration)]),
   };
   await t.close();
