@@ -86,7 +86,7 @@ oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 test-differential: oracle ## Compare our reads with DSH's on the generated corpora.
 	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) cargo test --test differential --test reference_differential -- --nocapture
 
-pkg: $(PKG_TARBALL) ## Build the npm package (release wasm) and pack it to target/pkg/dsh-session-search-<version>.tgz.
+pkg: $(PKG_TARBALL) ## Build the npm package (wasm for size, profile "pkg") and pack it to target/pkg/dsh-session-search-<version>.tgz.
 
 $(PKG_TARBALL): $(WASM_PKG_SOURCES) $(shell find pkg-config -type f) LICENSE $(PKG_TOOLS)
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
@@ -101,7 +101,7 @@ $(PKG_TARBALL): $(WASM_PKG_SOURCES) $(shell find pkg-config -type f) LICENSE $(P
 pkg-tools: $(PKG_TOOLS) ## Install the package's build and test tools (tests/pkg/package.json).
 
 $(PKG_TOOLS): tests/pkg/package.json tests/pkg/package-lock.json
-	cd tests/pkg && npm ci --no-audit --no-fund
+	cd tests/pkg && npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
 
 test-pkg: pkg pkg-tools ## Install the packed tarball into consumer projects and use it in Node 20/24, Deno, Bun, workerd, Chromium (page + worker) and a vite build.
