@@ -181,8 +181,9 @@ function sourceRecords(context) {
 }
 
 function omitted(record) {
-  const keys = Object.keys(record).filter((k) => /omitted/i.test(k));
-  return keys.length ? keys.map((k) => `${k}: ${JSON.stringify(record[k])}`).join(', ') : '—';
+  if (record.omittedMessages === undefined && record.omittedBytes === undefined) return '—';
+  const kept = record.retainedMessages === undefined ? '' : ` (${record.retainedMessages} of ${record.originalMessages} kept)`;
+  return `${record.omittedMessages ?? 0} messages, ${record.omittedBytes ?? 0} bytes${kept}`;
 }
 
 function contentText(content) {
