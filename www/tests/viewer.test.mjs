@@ -143,6 +143,8 @@ test('the bundled sample loads in the worker: the sessions list, the tree and a 
   const inFolder = listed.filter((r) => r.header.cwd === '/home/dev/web-ui').length;
   assert.match(await page.locator('#session-count').textContent(), new RegExp(`^${inFolder} of ${listed.length} sessions`));
   await page.getByLabel('Folder').selectOption('');
+  const tasks = await t.longTasks();
+  assert.ok(tasks.every((d) => d <= 100), `main-thread tasks over 100 ms while loading: ${tasks}`);
   await screenshots(page, 'sample-loaded');
   t.assertClean();
   await t.close();
@@ -176,6 +178,8 @@ test('search as you type: the expected hits, label chips, paging with more, Ente
   assert.ok(shadowed.length > 0);
   const badges = await page.locator('#search-results .badge').allTextContents();
   assert.ok(badges.every((b) => b === 'shadowed'), badges.join());
+  const tasks = await t.longTasks();
+  assert.ok(tasks.every((d) => d <= 100), `main-thread tasks over 100 ms while loading and searching: ${tasks}`);
   await screenshots(page, 'search', { focus: '#results-panel' });
   // Keyboard: from the box, ArrowDown to the first hit, Enter opens it, marked.
   await page.keyboard.press('Control+k');
