@@ -89,6 +89,9 @@ pub enum ErrorCode {
     /// `SESSION_REFERENCE_CANCELLED`: the caller cancelled the preparation or listing.
     ReferenceCancelled,
 
+    /// A load option is out of its range (`LoadOptions::validate`): a bound of zero.
+    LoadInvalidOption,
+
     /// `SESSION_INVALID_ARGUMENT`: a call's arguments are not of the method's shape (an unknown
     /// method, a missing parameter, an unknown option key, a value of the wrong type where the
     /// face checks types strictly). DSH's own validation codes take precedence where DSH has one.
@@ -97,7 +100,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 36] = [
+    pub const ALL: [ErrorCode; 37] = [
         ErrorCode::LoadCorrupt,
         ErrorCode::LoadDamaged,
         ErrorCode::LoadInvalidHeader,
@@ -133,6 +136,7 @@ impl ErrorCode {
         ErrorCode::ReferenceReadFailed,
         ErrorCode::ReferenceBudgetExceeded,
         ErrorCode::ReferenceCancelled,
+        ErrorCode::LoadInvalidOption,
         ErrorCode::InvalidArgument,
     ];
 
@@ -174,6 +178,7 @@ impl ErrorCode {
             ErrorCode::ReferenceReadFailed => "SESSION_REFERENCE_READ_FAILED",
             ErrorCode::ReferenceBudgetExceeded => "SESSION_REFERENCE_BUDGET_EXCEEDED",
             ErrorCode::ReferenceCancelled => "SESSION_REFERENCE_CANCELLED",
+            ErrorCode::LoadInvalidOption => "SESSION_LOAD_INVALID_OPTION",
             ErrorCode::InvalidArgument => "SESSION_INVALID_ARGUMENT",
         }
     }

@@ -2,8 +2,8 @@
 //! history and every event's `current` / `shadowed` / `log-only` label, so they never disagree.
 
 use crate::error::{Error, ErrorCode};
+use crate::event::Event;
 use crate::json::{Json, is_safe_integer};
-use crate::log::Event;
 use std::collections::HashSet;
 
 /// Where an event stands relative to the model's history.
@@ -225,60 +225,74 @@ fn check_tool_result_rewrite(event: &Event, shadowed: &[u64], events: &[Event]) 
 /// Folds a whole log. Fails with `SESSION_QUERY_INVALID_SURFACE` on any rule of spec 02 §4–5;
 /// nothing is partially applied.
 pub fn fold_surface(events: &[Event]) -> Result<Surface, Error> {
-    let mut nodes: Vec<u64> = Vec::new();
-    let mut replacements = Vec::new();
-    for (index, event) in events.iter().enumerate() {
+    let mut surface = Surface::default();
+    extend_surface(&mut surface, events, 0)?;
+    Ok(surface)
+}
+
+/// Folds `events[start..]` onto `surface`, the fold of `events[..start]`: what an append to a
+/// live session costs is its new events (and a copy of the current surface's seqs), not the
+/// whole log. All or nothing: on failure `surface` is unchanged.
+pub fn extend_surface(surface: &mut Surface, events: &[Event], start: usize) -> Result<(), Error> {
+    let mut nodes = surface.nodes.clone();
+    let mut added = Vec::new();
+    for (index, event) in events.iter().enumerate().skip(start) {
         if event.seq() != index as u64 {
             return Err(invalid(format!(
                 "session event seq {} is not contiguous; expected {index}",
                 event.seq()
             )));
         }
-        match surface_op_of(event)? {
-            None => {}
-            Some(Op::Append) => {
-                check_sources(event, &[])?;
-                nodes.push(event.seq());
-            }
-            Some(Op::Replace { start, end }) => {
-                let p = nodes
-                    .iter()
-                    .position(|s| *s == start)
-                    .ok_or_else(|| invalid(format!("surface replace: start seq {start} not found in surface")))?;
-                let q = nodes
-                    .iter()
-                    .position(|s| *s == end)
-                    .ok_or_else(|| invalid(format!("surface replace: end seq {end} not found in surface")))?;
-                if p > q {
-                    return Err(invalid(format!(
-                        "surface replace: start seq {start} (index {p}) is after end seq {end} (index {q})"
-                    )));
-                }
-                let shadowed: Vec<u64> = nodes[p..=q].to_vec();
-                check_sources(event, &shadowed)?;
-                check_tool_result_rewrite(event, &shadowed, events)?;
-                nodes.splice(p..=q, [event.seq()]);
-                replacements.push(Replacement {
-                    seq: event.seq(),
-                    start,
-                    end,
-                    shadowed_seqs: shadowed,
-                });
-            }
+        if let Some(replacement) = fold_event(&mut nodes, event, events)? {
+            added.push(replacement);
         }
     }
-    let mut labels = vec![SurfaceLabel::LogOnly; events.len()];
-    for replacement in &replacements {
-        for seq in &replacement.shadowed_seqs {
-            labels[*seq as usize] = SurfaceLabel::Shadowed;
+    surface.labels.resize(events.len(), SurfaceLabel::LogOnly);
+    for seq in added.iter().flat_map(|r| &r.shadowed_seqs) {
+        surface.labels[*seq as usize] = SurfaceLabel::Shadowed;
+    }
+    // Only new events can join the surface; older current ones keep their label or were
+    // shadowed just above.
+    for seq in nodes.iter().filter(|seq| **seq >= start as u64) {
+        surface.labels[*seq as usize] = SurfaceLabel::Current;
+    }
+    surface.nodes = nodes;
+    surface.replacements.extend(added);
+    Ok(())
+}
+
+/// Applies one event's surface operation to `nodes`; a replace returns what it replaced.
+fn fold_event(nodes: &mut Vec<u64>, event: &Event, events: &[Event]) -> Result<Option<Replacement>, Error> {
+    match surface_op_of(event)? {
+        None => Ok(None),
+        Some(Op::Append) => {
+            check_sources(event, &[])?;
+            nodes.push(event.seq());
+            Ok(None)
+        }
+        Some(Op::Replace { start, end }) => {
+            let position = |seq: u64, which: &str| {
+                nodes
+                    .iter()
+                    .position(|s| *s == seq)
+                    .ok_or_else(|| invalid(format!("surface replace: {which} seq {seq} not found in surface")))
+            };
+            let (p, q) = (position(start, "start")?, position(end, "end")?);
+            if p > q {
+                return Err(invalid(format!(
+                    "surface replace: start seq {start} (index {p}) is after end seq {end} (index {q})"
+                )));
+            }
+            let shadowed: Vec<u64> = nodes[p..=q].to_vec();
+            check_sources(event, &shadowed)?;
+            check_tool_result_rewrite(event, &shadowed, events)?;
+            nodes.splice(p..=q, [event.seq()]);
+            Ok(Some(Replacement {
+                seq: event.seq(),
+                start,
+                end,
+                shadowed_seqs: shadowed,
+            }))
         }
     }
-    for seq in &nodes {
-        labels[*seq as usize] = SurfaceLabel::Current;
-    }
-    Ok(Surface {
-        nodes,
-        replacements,
-        labels,
-    })
 }

@@ -7,8 +7,11 @@
 //! lone surrogate to U+FFFD (what DSH's SQLite binding stores); re-emitted JSON writes the
 //! original `\udXXX` escape back, as DSH's own output does.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::OnceLock;
 
 /// A parsed JSON value.
 #[derive(Clone, Debug)]
@@ -37,13 +40,35 @@ pub enum JsString {
 }
 
 /// An object: keys in JavaScript's order (array-index keys ascending, then insertion order).
-#[derive(Clone, Debug, Default)]
-pub struct JsonObject(Vec<(JsString, Json)>);
+///
+/// Objects with more than [`INDEXED_OBJECT_KEYS`] keys also keep a hash index from key to
+/// position, so parsing, lookups, assignment and equality stay linear in the key count (an
+/// object of 80 000 keys would otherwise cost 3·10⁹ key comparisons).
+#[derive(Clone, Default)]
+pub struct JsonObject {
+    entries: Vec<(JsString, Json)>,
+    index: Option<HashMap<KeyBytes, usize, KeyedHasher>>,
+}
+
+/// Objects up to this many keys are searched linearly; larger ones are hash-indexed.
+pub const INDEXED_OBJECT_KEYS: usize = 16;
+
+/// The deepest nesting any parse accepts, whatever [`ParseLimits::max_depth`] asks for.
+///
+/// Parsing keeps open containers on the heap, but printing, comparing, cloning and dropping a
+/// value recurse once per level (and so do the readers of event payloads), so the configurable
+/// depth is clamped to what the smallest stack we run on holds: wasm's 1 MiB default. A test
+/// walks a value this deep on a 1 MiB thread in an unoptimised build (larger frames than any
+/// release build).
+pub const MAX_JSON_DEPTH: usize = 1_000;
+
+/// Default bound on the keys of one object ([`Json::parse_bounded`]).
+pub const DEFAULT_MAX_OBJECT_KEYS: usize = 1_000_000;
 
 /// Limits applied while parsing one JSON text.
 #[derive(Clone, Copy, Debug)]
 pub struct ParseLimits {
-    /// Maximum nesting depth of arrays and objects.
+    /// Maximum nesting depth of arrays and objects (clamped to [`MAX_JSON_DEPTH`]).
     pub max_depth: usize,
 }
 
@@ -58,8 +83,10 @@ impl Default for ParseLimits {
 pub enum ParseError {
     /// Not valid JSON at this byte offset.
     Syntax(usize),
-    /// Nesting deeper than [`ParseLimits::max_depth`].
+    /// Nesting deeper than [`ParseLimits::max_depth`] (or [`MAX_JSON_DEPTH`]).
     TooDeep,
+    /// An object with more keys than the bound given to [`Json::parse_bounded`].
+    TooManyKeys,
 }
 
 impl fmt::Display for ParseError {
@@ -67,6 +94,7 @@ impl fmt::Display for ParseError {
         match self {
             ParseError::Syntax(at) => write!(f, "invalid JSON at byte {at}"),
             ParseError::TooDeep => write!(f, "JSON nested too deeply"),
+            ParseError::TooManyKeys => write!(f, "a JSON object has too many keys"),
         }
     }
 }
@@ -200,77 +228,189 @@ impl fmt::Display for JsString {
     }
 }
 
+/// An object key in the hash index, hashed and compared as its WTF-8 bytes so that a `&str`
+/// lookup needs no allocation.
+#[derive(Clone)]
+struct KeyBytes(JsString);
+
+impl PartialEq for KeyBytes {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_wtf8() == other.0.as_wtf8()
+    }
+}
+
+impl Eq for KeyBytes {}
+
+impl Hash for KeyBytes {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.as_wtf8().hash(state);
+    }
+}
+
+impl Borrow<[u8]> for KeyBytes {
+    fn borrow(&self) -> &[u8] {
+        self.0.as_wtf8()
+    }
+}
+
+/// SipHash keyed once per process from the system's entropy, so that keys chosen to collide
+/// cannot turn the index back into a linear scan. (std's `RandomState` has fixed keys on
+/// `wasm32-unknown-unknown`.)
+#[derive(Clone, Copy, Default)]
+struct KeyedHasher;
+
+impl BuildHasher for KeyedHasher {
+    type Hasher = std::collections::hash_map::DefaultHasher;
+
+    fn build_hasher(&self) -> Self::Hasher {
+        static SECRET: OnceLock<[u8; 16]> = OnceLock::new();
+        let secret = SECRET.get_or_init(|| {
+            let mut bytes = [0u8; 16];
+            // Without entropy the index still works; it is only predictable.
+            let _ = getrandom::fill(&mut bytes);
+            bytes
+        });
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        hasher.write(secret);
+        hasher
+    }
+}
+
 impl JsonObject {
     /// An empty object.
     pub fn new() -> Self {
-        JsonObject(Vec::new())
+        JsonObject::default()
+    }
+
+    /// The position of `key`: through the index when there is one, else a short scan.
+    fn position(&self, key: &[u8]) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.entries.iter().position(|(k, _)| k.as_wtf8() == key),
+        }
+    }
+
+    /// Rebuilds the index after positions moved (or drops it for a small object).
+    fn reindex(&mut self) {
+        self.index = (self.entries.len() > INDEXED_OBJECT_KEYS).then(|| {
+            let mut index = HashMap::with_capacity_and_hasher(self.entries.len(), KeyedHasher);
+            for (at, (key, _)) in self.entries.iter().enumerate() {
+                index.insert(KeyBytes(key.clone()), at);
+            }
+            index
+        });
+    }
+
+    /// Appends a key known to be absent, keeping the index in step.
+    fn push_new(&mut self, key: JsString, value: Json) {
+        match &mut self.index {
+            Some(index) => {
+                index.insert(KeyBytes(key.clone()), self.entries.len());
+                self.entries.push((key, value));
+            }
+            None => {
+                self.entries.push((key, value));
+                if self.entries.len() > INDEXED_OBJECT_KEYS {
+                    self.reindex();
+                }
+            }
+        }
+    }
+
+    /// Assigns without restoring JavaScript's key order; returns whether the key is new.
+    fn assign(&mut self, key: JsString, value: Json) -> bool {
+        match self.position(key.as_wtf8()) {
+            Some(at) => {
+                self.entries[at].1 = value;
+                false
+            }
+            None => {
+                self.push_new(key, value);
+                true
+            }
+        }
     }
 
     /// The value of `key`, if present.
     pub fn get(&self, key: &str) -> Option<&Json> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.get_js(key.as_bytes())
+    }
+
+    /// The value of a key given as WTF-8 bytes.
+    fn get_js(&self, key: &[u8]) -> Option<&Json> {
+        self.position(key).map(|at| &self.entries[at].1)
     }
 
     /// A mutable reference to the value of `key`, if present.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
-        self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+        let at = self.position(key.as_bytes())?;
+        Some(&mut self.entries[at].1)
     }
 
     /// Whether `key` is present.
     pub fn contains_key(&self, key: &str) -> bool {
-        self.get(key).is_some()
+        self.position(key.as_bytes()).is_some()
     }
 
     /// Sets `key` the way a JavaScript assignment does: an existing key keeps its place.
     pub fn insert(&mut self, key: impl Into<JsString>, value: Json) {
         let key = key.into();
-        if let Some(slot) = self.0.iter_mut().find(|(k, _)| *k == key) {
-            slot.1 = value;
-        } else {
-            self.0.push((key, value));
-            if is_array_index(self.0.last().map(|(k, _)| k.as_wtf8()).unwrap_or_default()) {
-                self.order_like_js();
-            }
+        let index_key = is_array_index(key.as_wtf8());
+        if self.assign(key, value) && index_key {
+            self.order_like_js();
         }
     }
 
     /// Removes `key`, returning its value.
     pub fn remove(&mut self, key: &str) -> Option<Json> {
-        let at = self.0.iter().position(|(k, _)| k == key)?;
-        Some(self.0.remove(at).1)
+        let at = self.position(key.as_bytes())?;
+        let (_, value) = self.entries.remove(at);
+        if self.index.is_some() {
+            self.reindex();
+        }
+        Some(value)
     }
 
     /// Number of keys.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.entries.len()
     }
 
     /// Whether there are no keys.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries.is_empty()
     }
 
     /// Keys and values in property order.
     pub fn iter(&self) -> impl Iterator<Item = (&JsString, &Json)> {
-        self.0.iter().map(|(k, v)| (k, v))
+        self.entries.iter().map(|(k, v)| (k, v))
     }
 
     /// Keys in property order.
     pub fn keys(&self) -> impl Iterator<Item = &JsString> {
-        self.0.iter().map(|(k, _)| k)
+        self.entries.iter().map(|(k, _)| k)
     }
 
     /// Whether the key set is exactly `keys` (in any order).
     pub fn has_exact_keys(&self, keys: &[&str]) -> bool {
-        self.0.len() == keys.len() && keys.iter().all(|k| self.contains_key(k))
+        self.entries.len() == keys.len() && keys.iter().all(|k| self.contains_key(k))
     }
 
     /// JavaScript lists array-index keys first, in ascending numeric order.
     fn order_like_js(&mut self) {
-        self.0.sort_by_key(|(k, _)| match array_index_value(k.as_wtf8()) {
+        self.entries.sort_by_key(|(k, _)| match array_index_value(k.as_wtf8()) {
             Some(n) => (0, n),
             None => (1, 0),
         });
+        if self.index.is_some() {
+            self.reindex();
+        }
+    }
+}
+
+impl fmt::Debug for JsonObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("JsonObject").field(&self.entries).finish()
     }
 }
 
@@ -292,8 +432,13 @@ fn is_array_index(key: &[u8]) -> bool {
 impl FromIterator<(JsString, Json)> for JsonObject {
     fn from_iter<I: IntoIterator<Item = (JsString, Json)>>(iter: I) -> Self {
         let mut object = JsonObject::new();
+        let mut needs_reorder = false;
         for (k, v) in iter {
-            object.insert(k, v);
+            let index_key = is_array_index(k.as_wtf8());
+            needs_reorder |= object.assign(k, v) && index_key;
+        }
+        if needs_reorder {
+            object.order_like_js();
         }
         object
     }
@@ -312,11 +457,12 @@ impl serde::Serialize for JsString {
 /// Objects compare as JSON values: same key set, equal values, order ignored.
 impl PartialEq for JsonObject {
     fn eq(&self, other: &Self) -> bool {
-        self.0.len() == other.0.len()
+        // Keys are unique, so equal sizes plus every key found with an equal value suffice.
+        self.entries.len() == other.entries.len()
             && self
-                .0
+                .entries
                 .iter()
-                .all(|(k, v)| other.0.iter().any(|(k2, v2)| k == k2 && v == v2))
+                .all(|(k, v)| other.get_js(k.as_wtf8()).is_some_and(|v2| v == v2))
     }
 }
 
@@ -426,13 +572,19 @@ impl Json {
         Json::Number(n as f64)
     }
 
-    /// Parses a JSON text with `JSON.parse`'s grammar.
+    /// Parses a JSON text with `JSON.parse`'s grammar (objects bounded by
+    /// [`DEFAULT_MAX_OBJECT_KEYS`]).
     pub fn parse(text: &str, limits: ParseLimits) -> Result<Json, ParseError> {
+        Json::parse_bounded(text, limits, DEFAULT_MAX_OBJECT_KEYS)
+    }
+
+    /// [`Json::parse`] with at most `max_keys` distinct keys in any one object.
+    pub fn parse_bounded(text: &str, limits: ParseLimits, max_keys: usize) -> Result<Json, ParseError> {
         let mut parser = Parser {
             bytes: text.as_bytes(),
             at: 0,
-            limits,
-            depth: 0,
+            max_depth: limits.max_depth.min(MAX_JSON_DEPTH),
+            max_keys,
         };
         parser.skip_ws();
         let value = parser.value()?;
@@ -468,8 +620,15 @@ impl serde::Serialize for Json {
 struct Parser<'a> {
     bytes: &'a [u8],
     at: usize,
-    limits: ParseLimits,
-    depth: usize,
+    max_depth: usize,
+    max_keys: usize,
+}
+
+/// A container the parser is inside: an array's items so far, or an object's members so far
+/// with the key whose value comes next (and whether array-index keys need reordering).
+enum Open {
+    Array(Vec<Json>),
+    Object(JsonObject, JsString, bool),
 }
 
 impl Parser<'_> {
@@ -480,13 +639,98 @@ impl Parser<'_> {
     }
 
     fn fail<T>(&self) -> Result<T, ParseError> {
-        Err(ParseError::Syntax(self.at))
+        self.fail_at(self.at)
     }
 
+    fn fail_at<T>(&self, at: usize) -> Result<T, ParseError> {
+        Err(ParseError::Syntax(at))
+    }
+
+    /// One value, nested arrays and objects included, without recursion: open containers
+    /// live on an explicit stack, so nesting costs heap (bounded by the depth limit), not stack.
     fn value(&mut self) -> Result<Json, ParseError> {
+        let mut open: Vec<Open> = Vec::new();
+        loop {
+            let mut done = match self.bytes.get(self.at) {
+                Some(b'{') => {
+                    self.enter(open.len())?;
+                    if self.bytes.get(self.at) == Some(&b'}') {
+                        self.at += 1;
+                        Json::Object(JsonObject::new())
+                    } else {
+                        let key = self.member_key()?;
+                        open.push(Open::Object(JsonObject::new(), key, false));
+                        continue;
+                    }
+                }
+                Some(b'[') => {
+                    self.enter(open.len())?;
+                    if self.bytes.get(self.at) == Some(&b']') {
+                        self.at += 1;
+                        Json::Array(Vec::new())
+                    } else {
+                        open.push(Open::Array(Vec::new()));
+                        continue;
+                    }
+                }
+                _ => self.scalar()?,
+            };
+            // Hand the finished value to its container; close every container it completes.
+            loop {
+                let Some(top) = open.last_mut() else {
+                    return Ok(done);
+                };
+                self.skip_ws();
+                let next = self.bytes.get(self.at).copied();
+                match top {
+                    Open::Array(items) => {
+                        items.push(done);
+                        self.at += 1;
+                        match next {
+                            Some(b',') => {
+                                self.skip_ws();
+                                break;
+                            }
+                            Some(b']') => done = Json::Array(std::mem::take(items)),
+                            _ => return self.fail_at(self.at - 1),
+                        }
+                    }
+                    Open::Object(object, key, needs_reorder) => {
+                        let member = std::mem::replace(key, JsString::Utf8("".into()));
+                        // A repeated key keeps its first place and takes the last value, like
+                        // JSON.parse.
+                        let index_key = is_array_index(member.as_wtf8());
+                        if object.assign(member, done) {
+                            *needs_reorder |= index_key;
+                            if object.len() > self.max_keys {
+                                return Err(ParseError::TooManyKeys);
+                            }
+                        }
+                        self.at += 1;
+                        match next {
+                            Some(b',') => {
+                                self.skip_ws();
+                                *key = self.member_key()?;
+                                break;
+                            }
+                            Some(b'}') => {
+                                if *needs_reorder {
+                                    object.order_like_js();
+                                }
+                                done = Json::Object(std::mem::take(object));
+                            }
+                            _ => return self.fail_at(self.at - 1),
+                        }
+                    }
+                }
+                open.pop();
+            }
+        }
+    }
+
+    /// A value that is neither an array nor an object.
+    fn scalar(&mut self) -> Result<Json, ParseError> {
         match self.bytes.get(self.at) {
-            Some(b'{') => self.object(),
-            Some(b'[') => self.array(),
             Some(b'"') => Ok(Json::String(self.string()?)),
             Some(b't') => self.literal(b"true", Json::Bool(true)),
             Some(b'f') => self.literal(b"false", Json::Bool(false)),
@@ -494,6 +738,21 @@ impl Parser<'_> {
             Some(b'-' | b'0'..=b'9') => self.number(),
             _ => self.fail(),
         }
+    }
+
+    /// `"key" :` of an object member, leaving the parser at the member's value.
+    fn member_key(&mut self) -> Result<JsString, ParseError> {
+        if self.bytes.get(self.at) != Some(&b'"') {
+            return self.fail();
+        }
+        let key = self.string()?;
+        self.skip_ws();
+        if self.bytes.get(self.at) != Some(&b':') {
+            return self.fail();
+        }
+        self.at += 1;
+        self.skip_ws();
+        Ok(key)
     }
 
     fn literal(&mut self, word: &[u8], value: Json) -> Result<Json, ParseError> {
@@ -505,89 +764,14 @@ impl Parser<'_> {
         }
     }
 
-    fn enter(&mut self) -> Result<(), ParseError> {
-        self.depth += 1;
-        if self.depth > self.limits.max_depth {
+    /// Steps into a container opened inside `open_containers` others.
+    fn enter(&mut self, open_containers: usize) -> Result<(), ParseError> {
+        if open_containers + 1 > self.max_depth {
             return Err(ParseError::TooDeep);
         }
         self.at += 1;
         self.skip_ws();
         Ok(())
-    }
-
-    fn object(&mut self) -> Result<Json, ParseError> {
-        self.enter()?;
-        let mut object = JsonObject::new();
-        let mut needs_reorder = false;
-        if self.bytes.get(self.at) == Some(&b'}') {
-            self.at += 1;
-            self.depth -= 1;
-            return Ok(Json::Object(object));
-        }
-        loop {
-            if self.bytes.get(self.at) != Some(&b'"') {
-                return self.fail();
-            }
-            let key = self.string()?;
-            self.skip_ws();
-            if self.bytes.get(self.at) != Some(&b':') {
-                return self.fail();
-            }
-            self.at += 1;
-            self.skip_ws();
-            let value = self.value()?;
-            // A repeated key keeps its first place and takes the last value, like JSON.parse.
-            if let Some(slot) = object.0.iter_mut().find(|(k, _)| *k == key) {
-                slot.1 = value;
-            } else {
-                needs_reorder |= is_array_index(key.as_wtf8());
-                object.0.push((key, value));
-            }
-            self.skip_ws();
-            match self.bytes.get(self.at) {
-                Some(b',') => {
-                    self.at += 1;
-                    self.skip_ws();
-                }
-                Some(b'}') => {
-                    self.at += 1;
-                    break;
-                }
-                _ => return self.fail(),
-            }
-        }
-        if needs_reorder {
-            object.order_like_js();
-        }
-        self.depth -= 1;
-        Ok(Json::Object(object))
-    }
-
-    fn array(&mut self) -> Result<Json, ParseError> {
-        self.enter()?;
-        let mut items = Vec::new();
-        if self.bytes.get(self.at) == Some(&b']') {
-            self.at += 1;
-            self.depth -= 1;
-            return Ok(Json::Array(items));
-        }
-        loop {
-            items.push(self.value()?);
-            self.skip_ws();
-            match self.bytes.get(self.at) {
-                Some(b',') => {
-                    self.at += 1;
-                    self.skip_ws();
-                }
-                Some(b']') => {
-                    self.at += 1;
-                    break;
-                }
-                _ => return self.fail(),
-            }
-        }
-        self.depth -= 1;
-        Ok(Json::Array(items))
     }
 
     fn number(&mut self) -> Result<Json, ParseError> {
@@ -754,7 +938,7 @@ fn write_value(value: &Json, out: &mut String) {
         }
         Json::Object(object) => {
             out.push('{');
-            for (i, (k, v)) in object.0.iter().enumerate() {
+            for (i, (k, v)) in object.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
@@ -940,5 +1124,156 @@ mod tests {
     fn equality_ignores_key_order_and_number_spelling() {
         assert_eq!(parse(r#"{"a":1,"b":[2.0]}"#), parse(r#"{"b":[2e0],"a":1}"#));
         assert_ne!(parse(r#"{"a":1}"#), parse(r#"{"a":1,"b":null}"#));
+    }
+
+    #[test]
+    fn configured_depth_is_clamped_to_the_stack_safe_maximum() {
+        let deep = "[".repeat(50_000) + &"]".repeat(50_000);
+        let limits = ParseLimits {
+            max_depth: 1_000_000_000,
+        };
+        assert_eq!(Json::parse(&deep, limits), Err(ParseError::TooDeep));
+        let at_limit = "[".repeat(MAX_JSON_DEPTH) + &"]".repeat(MAX_JSON_DEPTH);
+        assert!(Json::parse(&at_limit, limits).is_ok());
+    }
+
+    /// Parse, print, compare, clone and drop at the deepest accepted nesting on wasm's default
+    /// stack size; this build's frames are larger than an optimised wasm build's.
+    #[test]
+    fn the_deepest_accepted_value_fits_a_one_mebibyte_stack() {
+        let walk = || {
+            let depth = MAX_JSON_DEPTH;
+            let text = r#"{"a":["#.repeat(depth / 2) + "1" + &"]}".repeat(depth / 2);
+            let limits = ParseLimits { max_depth: usize::MAX };
+            let value = Json::parse(&text, limits).expect("parses at the maximum depth");
+            let printed = value.to_js_string();
+            assert_eq!(printed, text);
+            let copy = value.clone();
+            assert!(copy == value);
+            let serialized = serde_json::to_string(&value).expect("serializes");
+            assert_eq!(serialized.len(), text.len());
+            drop(copy);
+            drop(value);
+        };
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(walk)
+            .expect("spawns")
+            .join()
+            .expect("no stack overflow");
+    }
+
+    fn wide_object(keys: usize) -> String {
+        let body: Vec<String> = (0..keys).map(|i| format!("\"k{i}\":{i}")).collect();
+        format!("{{{}}}", body.join(","))
+    }
+
+    #[test]
+    fn a_wide_object_parses_and_compares_in_linear_time() {
+        let text = wide_object(80_000);
+        let started = std::time::Instant::now();
+        let value = parse(&text);
+        let reversed = {
+            let object = value.as_object().expect("object");
+            let entries: Vec<(JsString, Json)> = object
+                .iter()
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Json::Object(entries.into_iter().collect())
+        };
+        assert!(value == reversed);
+        assert_eq!(value.get("k79999").and_then(Json::as_f64), Some(79_999.0));
+        // Quadratic key checks took 17 s here; linear work is a few tens of milliseconds.
+        let spent = started.elapsed();
+        assert!(spent < std::time::Duration::from_secs(2), "took {spent:?}");
+    }
+
+    #[test]
+    fn wide_objects_keep_duplicate_and_index_key_order() {
+        let mut text = wide_object(40);
+        text.pop();
+        text.push_str(r#","k3":"last","7":true,"k0":null}"#);
+        let value = parse(&text);
+        let object = value.as_object().expect("object");
+        assert_eq!(object.len(), 41);
+        let keys: Vec<String> = object.keys().take(3).map(|k| k.to_string()).collect();
+        assert_eq!(keys, ["7", "k0", "k1"]);
+        assert_eq!(object.get("k3"), Some(&Json::str("last")));
+        assert_eq!(object.get("k0"), Some(&Json::Null));
+        let mut object = object.clone();
+        assert_eq!(object.remove("k1"), Some(Json::int(1)));
+        assert_eq!(object.get("k39"), Some(&Json::int(39)));
+        object.insert("k39", Json::Bool(false));
+        object.insert("2", Json::Null);
+        assert_eq!(object.get("k39"), Some(&Json::Bool(false)));
+        let keys: Vec<String> = object.keys().take(3).map(|k| k.to_string()).collect();
+        assert_eq!(keys, ["2", "7", "k0"]);
+    }
+
+    #[test]
+    fn key_count_limit_is_enforced() {
+        let text = wide_object(100);
+        let limits = ParseLimits::default();
+        assert_eq!(Json::parse_bounded(&text, limits, 99), Err(ParseError::TooManyKeys));
+        assert!(Json::parse_bounded(&text, limits, 100).is_ok());
+        // Repeated keys are one key.
+        assert!(Json::parse_bounded(r#"{"a":1,"a":2}"#, limits, 1).is_ok());
+    }
+
+    /// Hash-indexed objects behave exactly like the plain list they replaced: a model with
+    /// linear lookups and JavaScript's ordering, driven by random assignments and removals.
+    #[cfg(not(target_arch = "wasm32"))]
+    mod object_model {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn model_insert(model: &mut Vec<(String, i64)>, key: &str, value: i64) {
+            match model.iter_mut().find(|(k, _)| k == key) {
+                Some(slot) => slot.1 = value,
+                None => {
+                    model.push((key.to_owned(), value));
+                    model.sort_by_key(|(k, _)| match array_index_value(k.as_bytes()) {
+                        Some(n) => (0, n),
+                        None => (1, 0),
+                    });
+                }
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn indexed_objects_match_the_linear_model(
+                ops in proptest::collection::vec((0u8..40, 0u8..3, -5i64..5), 0..120)
+            ) {
+                let mut object = JsonObject::new();
+                let mut model: Vec<(String, i64)> = Vec::new();
+                for (key, op, value) in ops {
+                    // Keys 0..10 are array indexes, the rest plain names.
+                    let key = if key < 10 { key.to_string() } else { format!("k{key}") };
+                    if op == 0 {
+                        let removed = object.remove(&key).and_then(|v| v.as_safe_integer());
+                        let at = model.iter().position(|(k, _)| *k == key);
+                        prop_assert_eq!(removed, at.map(|at| model.remove(at).1));
+                    } else {
+                        object.insert(key.as_str(), Json::int(value));
+                        model_insert(&mut model, &key, value);
+                    }
+                    let keys: Vec<String> = object.keys().map(|k| k.to_string()).collect();
+                    let model_keys: Vec<String> = model.iter().map(|(k, _)| k.clone()).collect();
+                    prop_assert_eq!(keys, model_keys);
+                    for (k, v) in &model {
+                        prop_assert_eq!(object.get(k), Some(&Json::int(*v)));
+                    }
+                }
+                // And the parser agrees with assignment order, duplicates included.
+                let text = format!("{{{}}}", object.iter().map(|(k, v)| format!("{}:{}", Json::String(k.clone()), v)).collect::<Vec<_>>().join(","));
+                prop_assert!(Json::parse(&text, ParseLimits::default()).expect("parses") == Json::Object(object));
+            }
+        }
     }
 }

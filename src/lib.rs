@@ -24,9 +24,12 @@
 
 pub mod api;
 pub mod archive;
+#[cfg(all(feature = "component", target_arch = "wasm32", target_os = "wasi"))]
+mod component;
 pub mod corpus;
 pub mod documents;
 pub mod error;
+pub mod event;
 pub mod filters;
 pub mod fold;
 pub mod json;
@@ -35,5 +38,5 @@ pub mod reads;
 pub mod reference;
 pub mod rpc;
 pub mod search;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;

@@ -427,3 +427,21 @@ fn strict_mode_fails_the_whole_load_and_keeps_the_corpus() {
     assert!(corpus.get("other").is_none(), "a failed strict load publishes nothing");
     assert!(corpus.get("good").is_some());
 }
+
+#[test]
+fn a_deep_line_fails_its_session_even_when_the_depth_limit_is_absurd() {
+    let options = LoadOptions {
+        limits: dsh_session_search::log::ReadLimits {
+            max_json_depth: 1_000_000_000,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut lines = turn_lines();
+    let deep = "[".repeat(50_000) + &"]".repeat(50_000);
+    lines.insert(2, format!(r#"{{"type":"todo/write","seq":2,"time":1,"data":{deep}}}"#));
+    assert_eq!(
+        code_beside_a_valid_session(&root_entry("deep", false), raw_log("deep", &lines), options),
+        Some(ErrorCode::LoadLimitExceeded)
+    );
+}

@@ -96,3 +96,61 @@ golden!(
     unknown_required_type,
     future_version,
 );
+
+/// A live session grown one event at a time folds exactly as the whole log does: same labels,
+/// same surface; a surface violation fails at the event that makes it, leaving the session as
+/// it was.
+#[test]
+fn appending_event_by_event_folds_like_the_whole_log() {
+    use dsh_session_search::json::{Json, ParseLimits};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/spec");
+    let mut compared = 0;
+    for name in [
+        "compaction_shadows_prefix",
+        "plain_appends",
+        "replacement_of_replacement",
+        "tool_result_pruned",
+    ]
+    .into_iter()
+    .chain([
+        "invalid_replaces_shadowed_seq",
+        "invalid_start_after_end",
+        "invalid_sources_miss_a_node",
+    ]) {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.jsonl"))).expect("fixture");
+        let mut lines = text
+            .lines()
+            .map(|l| Json::parse(l, ParseLimits::default()).expect("JSON"));
+        let header = lines.next().expect("a header");
+        let events: Vec<Json> = lines.collect();
+        let mut whole = Corpus::new();
+        let whole_error = whole.add_live(&header, events.clone()).err();
+        let mut grown = Corpus::new();
+        grown.add_live(&header, Vec::new()).expect("an empty live session");
+        let id = header.get("id").and_then(Json::as_str).expect("id").to_owned();
+        let mut grown_error = None;
+        for (seq, event) in events.into_iter().enumerate() {
+            if let Err(error) = grown.append_live(&id, vec![event]) {
+                assert_eq!(
+                    grown.list_events(&id).expect("still there").len(),
+                    seq,
+                    "{name}: unchanged"
+                );
+                grown_error = Some(error.code);
+                break;
+            }
+        }
+        assert_eq!(whole_error.map(|e| e.code), grown_error, "{name}");
+        if grown_error.is_none() {
+            let labels = |c: &Corpus| {
+                let events = c.list_events(&id).expect("events");
+                events.iter().map(|e| e.surface.as_str()).collect::<Vec<_>>()
+            };
+            assert_eq!(labels(&whole), labels(&grown), "{name}");
+            let surface = |c: &Corpus| serde_json::to_string(&c.read_surface(&id).expect("surface")).expect("JSON");
+            assert_eq!(surface(&whole), surface(&grown), "{name}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 4, "every valid fixture was compared");
+}

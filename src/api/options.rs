@@ -3,7 +3,7 @@
 //! into its range with a typed error.
 
 use super::coerce::{optional_string, options_object};
-use crate::archive::LoadOptions;
+use crate::archive::{LIMITS, LoadOptions};
 use crate::error::{Error, ErrorCode};
 use crate::json::{JsString, Json, JsonObject};
 use crate::reference::{
@@ -19,21 +19,6 @@ pub struct ArchiveOptions {
     pub search: SearchOptions,
     /// Bounds applied to every load (a load's own options may override them).
     pub load: LoadOptions,
-}
-
-/// The keys of the limits object (and of a JSON-RPC `load`'s options), with where each goes.
-type LimitSetter = fn(&mut LoadOptions, u64);
-
-const LIMITS: &[(&str, LimitSetter)] = &[
-    ("maxDecompressedBytes", |o, n| o.limits.max_decompressed_bytes = n),
-    ("maxLineBytes", |o, n| o.limits.max_line_bytes = usize_of(n)),
-    ("maxJsonDepth", |o, n| o.limits.max_json_depth = usize_of(n)),
-    ("maxArchiveBytes", |o, n| o.max_archive_bytes = n),
-    ("maxArchiveEntries", |o, n| o.max_archive_entries = usize_of(n)),
-];
-
-fn usize_of(n: u64) -> usize {
-    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// The search keys: `backend` (`tantivy`, `scan`, `sqlite`), `tokenizer` (`unicode61`, `cjk`)
@@ -53,7 +38,7 @@ impl ArchiveOptions {
             search: search_options(object)?,
             load: LoadOptions::default(),
         };
-        let limit_keys: Vec<&str> = LIMITS.iter().map(|(key, _)| *key).collect();
+        let limit_keys: Vec<&str> = LIMITS.iter().map(|limit| limit.name).collect();
         if let Some(limits) = options_object(object.get("limits"), 0, &limit_keys)? {
             apply_limits(limits, &mut options.load)?;
         }
@@ -61,17 +46,18 @@ impl ArchiveOptions {
     }
 }
 
-/// Sets every limit `object` names; each must be a non-negative integer.
+/// Sets every limit `object` names; each must be a non-negative integer, and every bound then
+/// positive (`SESSION_LOAD_INVALID_OPTION`).
 fn apply_limits(object: &JsonObject, load: &mut LoadOptions) -> Result<(), Error> {
-    for (key, set) in LIMITS {
-        if let Some(value) = object.get(key) {
-            let n = value
-                .as_index()
-                .ok_or_else(|| Error::invalid_argument(format!("limit {key} must be a non-negative integer")))?;
-            set(load, n);
+    for limit in LIMITS {
+        if let Some(value) = object.get(limit.name) {
+            let n = value.as_index().ok_or_else(|| {
+                Error::invalid_argument(format!("limit {} must be a non-negative integer", limit.name))
+            })?;
+            (limit.set)(load, n);
         }
     }
-    Ok(())
+    load.validate()
 }
 
 /// Reads the search keys of an options object (`SESSION_QUERY_INVALID_CONFIG` for a bad value,
@@ -120,7 +106,7 @@ impl LoadCallOptions {
     pub fn from_json(value: Option<&Json>, base: &LoadOptions, legacy_keys: bool) -> Result<LoadCallOptions, Error> {
         let mut allowed = vec!["strict"];
         if legacy_keys {
-            allowed.extend(LIMITS.iter().map(|(key, _)| *key));
+            allowed.extend(LIMITS.iter().map(|limit| limit.name));
             allowed.extend(SEARCH_KEYS);
         }
         let mut out = LoadCallOptions {

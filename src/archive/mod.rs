@@ -1,12 +1,18 @@
 //! Inputs to log files: persistence-root folders, single `.jsonl` / `.jsonl.zstd` files, DSH
-//! export ZIPs and browser-supplied `(relative path, bytes)` lists, with bounded decompression.
+//! export ZIPs and browser-supplied `(relative path, bytes)` lists, with bounded decompression:
+//! one budget per load, read entry by entry.
 
+pub mod budget;
+#[cfg(not(target_arch = "wasm32"))]
+mod disk;
 pub mod entries;
 pub mod layout;
+mod unzip;
+
+pub use budget::LoadBudget;
 
 use crate::error::{Error, ErrorCode};
 use crate::log::{Encoding, ReadLimits};
-use std::io::Read;
 
 /// One thing a user hands to `load`.
 #[derive(Clone, Debug)]
@@ -50,9 +56,24 @@ pub struct LoadOptions {
     pub max_archive_bytes: u64,
     /// Maximum number of entries in one ZIP (default 100 000).
     pub max_archive_entries: usize,
+    /// Maximum bytes read from one log file on disk (default 1 GiB). ZIPs on disk are read
+    /// entry by entry, never whole.
+    pub max_file_bytes: u64,
+    /// Maximum bytes one load brings into memory in all: read from disk, inflated from ZIPs
+    /// and decoded from Zstandard (default [`DEFAULT_MAX_LOAD_BYTES`]).
+    pub max_load_bytes: u64,
     /// Behave like DSH: any failure fails the whole load and nothing is added.
     pub strict: bool,
 }
+
+/// Default of [`LoadOptions::max_load_bytes`]: 4 GiB natively; 2 GiB in wasm, whose whole
+/// address space is 4 GiB and also holds the corpus and index.
+#[cfg(not(target_arch = "wasm32"))]
+pub const DEFAULT_MAX_LOAD_BYTES: u64 = 4 << 30;
+/// Default of [`LoadOptions::max_load_bytes`]: 4 GiB natively; 2 GiB in wasm, whose whole
+/// address space is 4 GiB and also holds the corpus and index.
+#[cfg(target_arch = "wasm32")]
+pub const DEFAULT_MAX_LOAD_BYTES: u64 = 2 << 30;
 
 impl Default for LoadOptions {
     fn default() -> Self {
@@ -60,10 +81,91 @@ impl Default for LoadOptions {
             limits: ReadLimits::default(),
             max_archive_bytes: 4 << 30,
             max_archive_entries: 100_000,
+            max_file_bytes: 1 << 30,
+            max_load_bytes: DEFAULT_MAX_LOAD_BYTES,
             strict: false,
         }
     }
 }
+
+impl LoadOptions {
+    /// Checks every bound a face lets a caller set: each must be at least 1 (a zero bound
+    /// would refuse every input). Depths above [`crate::json::MAX_JSON_DEPTH`] are accepted
+    /// and act as that maximum. Fails with `SESSION_LOAD_INVALID_OPTION` naming the option.
+    pub fn validate(&self) -> Result<(), Error> {
+        match LIMITS.iter().find(|limit| (limit.get)(self) == 0) {
+            Some(limit) => Err(Error::new(
+                ErrorCode::LoadInvalidOption,
+                format!("{} must be a positive integer", limit.name),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One settable bound of a load: its option name (camelCase, as every face spells it) and
+/// where it lives in [`LoadOptions`].
+pub struct Limit {
+    /// The option name, e.g. `maxLineBytes`.
+    pub name: &'static str,
+    /// Reads the bound.
+    pub get: fn(&LoadOptions) -> u64,
+    /// Sets the bound (values past the field's range saturate).
+    pub set: fn(&mut LoadOptions, u64),
+}
+
+fn saturating_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// Every bound a face lets a caller set, in the README's order.
+pub const LIMITS: &[Limit] = &[
+    Limit {
+        name: "maxDecompressedBytes",
+        get: |o| o.limits.max_decompressed_bytes,
+        set: |o, n| o.limits.max_decompressed_bytes = n,
+    },
+    Limit {
+        name: "maxLineBytes",
+        get: |o| o.limits.max_line_bytes as u64,
+        set: |o, n| o.limits.max_line_bytes = saturating_usize(n),
+    },
+    Limit {
+        name: "maxJsonDepth",
+        get: |o| o.limits.max_json_depth as u64,
+        set: |o, n| o.limits.max_json_depth = saturating_usize(n),
+    },
+    Limit {
+        name: "maxObjectKeys",
+        get: |o| o.limits.max_object_keys as u64,
+        set: |o, n| o.limits.max_object_keys = saturating_usize(n),
+    },
+    Limit {
+        name: "maxCompressionRatio",
+        get: |o| o.limits.max_compression_ratio,
+        set: |o, n| o.limits.max_compression_ratio = n,
+    },
+    Limit {
+        name: "maxArchiveBytes",
+        get: |o| o.max_archive_bytes,
+        set: |o, n| o.max_archive_bytes = n,
+    },
+    Limit {
+        name: "maxArchiveEntries",
+        get: |o| o.max_archive_entries as u64,
+        set: |o, n| o.max_archive_entries = saturating_usize(n),
+    },
+    Limit {
+        name: "maxFileBytes",
+        get: |o| o.max_file_bytes,
+        set: |o, n| o.max_file_bytes = n,
+    },
+    Limit {
+        name: "maxLoadBytes",
+        get: |o| o.max_load_bytes,
+        set: |o, n| o.max_load_bytes = n,
+    },
+];
 
 /// How a log's location constrains its header.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,6 +231,8 @@ pub struct InputSummary {
     pub media: usize,
     /// Other files passed over.
     pub ignored: usize,
+    /// ZIPs inside ZIPs, passed over unopened.
+    pub nested_archives: usize,
 }
 
 /// Everything gathered from the inputs, before any log is parsed.
@@ -140,11 +244,10 @@ pub struct Gathered {
     pub failures: Vec<FileFailure>,
     /// One summary per input.
     pub inputs: Vec<InputSummary>,
+    /// This load's budget, with what gathering spent; reading the logs spends the rest
+    /// (`crate::log::read_log_within`).
+    pub budget: LoadBudget,
 }
-
-/// An input's files as `(relative path, bytes)`, with what kind of input it was.
-#[cfg(not(target_arch = "wasm32"))]
-type FileList = (&'static str, Vec<(String, Vec<u8>)>);
 
 const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
@@ -160,57 +263,126 @@ fn is_zip(name: &str, bytes: &[u8]) -> bool {
 
 /// Collects every log file from `inputs`. Never fails as a whole: problems become failures.
 pub fn gather(inputs: Vec<Input>, options: &LoadOptions) -> Gathered {
-    let mut gathered = Gathered::default();
+    let mut gathered = Gathered {
+        budget: LoadBudget::new(options.max_load_bytes),
+        ..Gathered::default()
+    };
     for input in inputs {
-        let label = input.label();
-        let (kind, files) = match input {
+        let mut collected = Collected {
+            label: input.label(),
+            ..Collected::default()
+        };
+        let kind = match input {
             #[cfg(not(target_arch = "wasm32"))]
-            Input::Path(path) => match read_path(&path, &label, &mut gathered.failures) {
-                Some(found) => found,
-                None => continue,
+            Input::Path(path) => match collect_path(&path, options, &gathered.budget, &mut collected) {
+                Some(kind) => kind,
+                None => {
+                    gathered.failures.append(&mut collected.failures);
+                    continue;
+                }
             },
             Input::File { name, bytes } => {
                 if is_zip(&name, &bytes) {
-                    ("zip", vec![(name, bytes)])
+                    collected.expand_zip(
+                        "",
+                        std::io::Cursor::new(&bytes),
+                        bytes.len() as u64,
+                        options,
+                        &gathered.budget,
+                    );
+                    "zip"
                 } else {
-                    ("file", vec![(String::new(), bytes)])
+                    collected.tree.push((String::new(), bytes));
+                    "file"
                 }
             }
-            Input::Entries { entries, .. } => ("entries", entries),
+            Input::Entries { entries, .. } => {
+                for (path, bytes) in entries {
+                    let name = path.rsplit('/').next().unwrap_or_default();
+                    if is_zip(name, &bytes) && !is_log_name(name) {
+                        let len = bytes.len() as u64;
+                        collected.expand_zip(&path, std::io::Cursor::new(&bytes), len, options, &gathered.budget);
+                    } else {
+                        collected.tree.push((path, bytes));
+                    }
+                }
+                "entries"
+            }
         };
         let mut summary = InputSummary {
-            input: label.clone(),
+            input: collected.label.clone(),
             kind,
+            media: collected.media,
+            ignored: collected.ignored,
+            nested_archives: collected.nested_archives,
             ..InputSummary::default()
         };
-        let mut tree: Vec<(String, Vec<u8>)> = Vec::new();
-        for (path, bytes) in files {
-            let name = path.rsplit('/').next().unwrap_or_default().to_owned();
-            if is_zip(&name, &bytes) && !is_log_name(&name) {
-                match unzip(&bytes, options) {
-                    Ok(entries) => {
-                        let prefix = if kind == "zip" {
-                            String::new()
-                        } else {
-                            format!("{path}/")
-                        };
-                        tree.extend(entries.into_iter().map(|(p, b)| (format!("{prefix}{p}"), b)));
-                    }
-                    Err(e) => gathered.failures.push(FileFailure {
-                        input: label.clone(),
-                        path,
-                        code: e.code,
-                        message: e.message,
-                    }),
-                }
-            } else {
-                tree.push((path, bytes));
-            }
-        }
-        classify(&label, tree, &mut summary, &mut gathered);
+        gathered.failures.append(&mut collected.failures);
+        classify(&collected.label, collected.tree, &mut summary, &mut gathered);
         gathered.inputs.push(summary);
     }
     gathered
+}
+
+/// One input's files as they are collected, before classification.
+#[derive(Default)]
+struct Collected {
+    label: String,
+    /// `(relative path, bytes)` of every file read (only log entries, for ZIPs).
+    tree: Vec<(String, Vec<u8>)>,
+    media: usize,
+    ignored: usize,
+    nested_archives: usize,
+    failures: Vec<FileFailure>,
+}
+
+impl Collected {
+    fn fail(&mut self, path: String, error: Error) {
+        self.failures.push(FileFailure {
+            input: self.label.clone(),
+            path,
+            code: error.code,
+            message: error.message,
+        });
+    }
+
+    /// Adds the log entries of the ZIP at `path` (`""`: the input itself), entry by entry.
+    fn expand_zip<R: std::io::Read + std::io::Seek>(
+        &mut self,
+        path: &str,
+        source: R,
+        len: u64,
+        options: &LoadOptions,
+        budget: &LoadBudget,
+    ) {
+        let prefix = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}/")
+        };
+        match unzip::read_zip(source, len, options, budget) {
+            Ok(found) => {
+                self.media += found.media;
+                self.ignored += found.ignored;
+                self.nested_archives += found.nested_archives;
+                for (name, error) in found.failures {
+                    self.fail(format!("{prefix}{name}"), error);
+                }
+                self.tree.extend(
+                    found
+                        .logs
+                        .into_iter()
+                        .map(|(name, bytes)| (format!("{prefix}{name}"), bytes)),
+                );
+            }
+            Err(error) => self.fail(path.to_owned(), error),
+        }
+    }
+}
+
+/// Whether `parts` (a path split at `/`) name a file directly inside a `media` directory.
+fn is_media_path(parts: &[&str]) -> bool {
+    parts.iter().rev().nth(1) == Some(&"media")
 }
 
 /// Sorts one input's files into logs (with their location binding), media and the rest.
@@ -221,7 +393,7 @@ fn classify(label: &str, tree: Vec<(String, Vec<u8>)>, summary: &mut InputSummar
         let name = parts.last().copied().unwrap_or_default();
         let single_file = path.is_empty();
         if !single_file && !is_log_name(name) {
-            if parts.iter().rev().nth(1) == Some(&"media") {
+            if is_media_path(&parts) {
                 summary.media += 1;
             } else {
                 summary.ignored += 1;
@@ -309,123 +481,76 @@ fn classify(label: &str, tree: Vec<(String, Vec<u8>)>, summary: &mut InputSummar
     }
 }
 
-/// Expands a ZIP with bounded entry count and decompressed size. Entry names are data only.
-fn unzip(bytes: &[u8], options: &LoadOptions) -> Result<Vec<(String, Vec<u8>)>, Error> {
-    let invalid = |e: &dyn std::fmt::Display| {
-        Error::new(
-            ErrorCode::LoadInvalidArchive,
-            format!("not a readable ZIP archive: {e}"),
-        )
-    };
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| invalid(&e))?;
-    if archive.len() > options.max_archive_entries {
-        return Err(Error::new(
-            ErrorCode::LoadLimitExceeded,
-            format!(
-                "the archive has {} entries, more than the limit of {}",
-                archive.len(),
-                options.max_archive_entries
-            ),
-        ));
-    }
-    let mut total = 0u64;
-    let mut entries = Vec::new();
-    for index in 0..archive.len() {
-        let mut entry = archive.by_index(index).map_err(|e| invalid(&e))?;
-        if entry.is_dir() {
-            continue;
-        }
-        let name = String::from_utf8_lossy(entry.name_raw()).replace('\\', "/");
-        if !is_log_name(&name) && !name.contains("media/") {
-            continue;
-        }
-        let per_entry = options
-            .limits
-            .max_decompressed_bytes
-            .min(options.max_archive_bytes - total);
-        let mut data = Vec::new();
-        (&mut entry)
-            .take(per_entry + 1)
-            .read_to_end(&mut data)
-            .map_err(|e| invalid(&e))?;
-        if data.len() as u64 > per_entry {
-            return Err(Error::new(
-                ErrorCode::LoadLimitExceeded,
-                format!("entry {name:?} decompresses beyond the configured limit"),
-            ));
-        }
-        total += data.len() as u64;
-        entries.push((name, data));
-    }
-    Ok(entries)
-}
-
-/// Reads a file or walks a folder on disk (only log files and ZIPs are read).
+/// Collects a file or folder on disk: log files read with a size cap, ZIPs entry by entry
+/// (never read whole), anything that is not a regular file reported and left unread.
+/// `None` when the path itself cannot be used.
 #[cfg(not(target_arch = "wasm32"))]
-fn read_path(path: &std::path::Path, label: &str, failures: &mut Vec<FileFailure>) -> Option<FileList> {
-    let io_failure = |path: String, e: std::io::Error| FileFailure {
-        input: label.into(),
-        path,
-        code: ErrorCode::LoadIo,
-        message: e.to_string(),
-    };
+fn collect_path(
+    path: &std::path::Path,
+    options: &LoadOptions,
+    budget: &LoadBudget,
+    collected: &mut Collected,
+) -> Option<&'static str> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) => {
-            failures.push(io_failure(String::new(), e));
+            collected.fail(String::new(), Error::new(ErrorCode::LoadIo, e.to_string()));
             return None;
         }
     };
-    if meta.is_file() {
-        return match std::fs::read(path) {
-            Ok(bytes) => {
-                let name = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                Some(if is_zip(&name, &bytes) {
-                    ("zip", vec![(name, bytes)])
-                } else {
-                    ("file", vec![(String::new(), bytes)])
-                })
-            }
+    if !meta.is_dir() {
+        let file = match disk::regular_file(path) {
+            Ok(file) => file,
             Err(e) => {
-                failures.push(io_failure(String::new(), e));
-                None
+                collected.fail(String::new(), e);
+                return None;
             }
         };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let zip = is_zip(&name, &[]) || disk::starts_like_zip(&file);
+        collect_disk_file(String::new(), &file, zip, options, budget, collected);
+        return Some(if zip { "zip" } else { "file" });
     }
-    let mut files = Vec::new();
-    let mut pending = vec![(path.to_path_buf(), String::new())];
-    while let Some((dir, relative)) = pending.pop() {
-        let mut children: Vec<_> = match std::fs::read_dir(&dir) {
-            Ok(read) => read.filter_map(Result::ok).collect(),
-            Err(e) => {
-                failures.push(io_failure(relative, e));
-                continue;
-            }
-        };
-        children.sort_by_key(|c| c.file_name());
-        for child in children.into_iter().rev() {
-            let name = child.file_name().to_string_lossy().into_owned();
-            let child_relative = if relative.is_empty() {
-                name.clone()
-            } else {
-                format!("{relative}/{name}")
-            };
-            let Ok(kind) = child.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                pending.push((child.path(), child_relative));
-            } else if is_log_name(&name) || name.to_ascii_lowercase().ends_with(".zip") {
-                match std::fs::read(child.path()) {
-                    Ok(bytes) => files.push((child_relative, bytes)),
-                    Err(e) => failures.push(io_failure(child_relative, e)),
-                }
-            }
+    let listing = disk::walk(path, |name| {
+        is_log_name(name) || name.to_ascii_lowercase().ends_with(".zip")
+    });
+    for (relative, error) in listing.failures {
+        collected.fail(relative, error);
+    }
+    for (relative, file) in listing.files {
+        let zip = !is_log_name(relative.rsplit('/').next().unwrap_or_default());
+        collect_disk_file(relative, &file, zip, options, budget, collected);
+    }
+    Some("directory")
+}
+
+/// Reads one listed file: a ZIP through seeks, a log whole (capped, charged to the budget).
+#[cfg(not(target_arch = "wasm32"))]
+fn collect_disk_file(
+    relative: String,
+    file: &disk::DiskFile,
+    zip: bool,
+    options: &LoadOptions,
+    budget: &LoadBudget,
+    collected: &mut Collected,
+) {
+    if zip {
+        match disk::open(file) {
+            Ok(opened) => collected.expand_zip(&relative, std::io::BufReader::new(opened), file.len, options, budget),
+            Err(e) => collected.fail(relative, e),
         }
+        return;
     }
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    Some(("directory", files))
+    if file.len > budget.remaining() {
+        collected.fail(relative, budget.exhausted());
+        return;
+    }
+    let read = disk::read_capped(file, options.max_file_bytes);
+    match read.and_then(|bytes| budget.spend(bytes.len() as u64).map(|()| bytes)) {
+        Ok(bytes) => collected.tree.push((relative, bytes)),
+        Err(e) => collected.fail(relative, e),
+    }
 }

@@ -3,8 +3,9 @@
 
 use super::rows::decode_storage_record;
 use super::{LogFault, ReadLimits};
+use crate::archive::budget::{LoadBudget, ratio_allowance};
 use crate::error::ErrorCode;
-use crate::json::{Json, ParseError, ParseLimits};
+use crate::json::{Json, ParseError};
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 
 /// What framing produced: the header line (without its LF) and the committed events, raw.
@@ -35,8 +36,57 @@ pub(crate) fn frame_raw(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, Log
     })
 }
 
-/// Splits a `.jsonl.zstd` file of concatenated frames.
-pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, LogFault> {
+/// How much one `.jsonl.zstd` log may still decode to: the tightest of the per-log limit,
+/// the compression-ratio guard over the file's size, and what is left of the load's budget.
+struct Allowance {
+    remaining: u64,
+    what: &'static str,
+}
+
+impl Allowance {
+    fn for_log(compressed: usize, limits: &ReadLimits, budget: &LoadBudget) -> Allowance {
+        let (remaining, what) = [
+            (
+                limits.max_decompressed_bytes,
+                "the per-log limit (maxDecompressedBytes)",
+            ),
+            (
+                ratio_allowance(compressed as u64, limits.max_compression_ratio),
+                "the compression-ratio guard (maxCompressionRatio times the file's size)",
+            ),
+            (budget.remaining(), "what is left of this load's limit (maxLoadBytes)"),
+        ]
+        .into_iter()
+        .min_by_key(|(limit, _)| *limit)
+        .unwrap_or((0, "a limit"));
+        Allowance { remaining, what }
+    }
+
+    fn exceeded(&self) -> LogFault {
+        LogFault::new(
+            ErrorCode::LoadLimitExceeded,
+            format!("decompressed size exceeds {}", self.what),
+        )
+    }
+
+    /// Fails when `bytes` more would not fit (without spending them).
+    fn check(&self, bytes: u64) -> Result<(), LogFault> {
+        if bytes > self.remaining {
+            return Err(self.exceeded());
+        }
+        Ok(())
+    }
+
+    fn spend(&mut self, bytes: u64) -> Result<(), LogFault> {
+        self.check(bytes)?;
+        self.remaining -= bytes;
+        Ok(())
+    }
+}
+
+/// Splits a `.jsonl.zstd` file of concatenated frames, decoding at most what `budget` and
+/// the limits allow (and spending from `budget` what was decoded).
+pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits, budget: &LoadBudget) -> Result<Framed, LogFault> {
     let scan = scan_frames(bytes)?;
     let Some(first) = scan.frames.first() else {
         return Err(LogFault::new(
@@ -44,8 +94,11 @@ pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, Lo
             "empty or header-less Zstandard session log",
         ));
     };
-    let mut budget = limits.max_decompressed_bytes;
-    let header = decode_frame(&bytes[first.0..first.1], &mut budget)?;
+    let mut allowance = Allowance::for_log(bytes.len(), limits, budget);
+    let start_remaining = allowance.remaining;
+    // A frame that declares its size is refused before any decoding when it cannot fit.
+    allowance.check(scan.declared_total)?;
+    let header = decode_frame(&bytes[first.0..first.1], &mut allowance)?;
     if header.last() != Some(&b'\n') || memchr(b'\n', &header) != Some(header.len() - 1) {
         return Err(LogFault::damaged(
             "the first Zstandard frame is not exactly one header line",
@@ -53,7 +106,7 @@ pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, Lo
     }
     let mut scanner = LineScanner::new(limits);
     for &(start, end) in &scan.frames[1..] {
-        scanner.write(&decode_frame(&bytes[start..end], &mut budget)?)?;
+        scanner.write(&decode_frame(&bytes[start..end], &mut allowance)?)?;
     }
     if !scanner.pending.is_empty() || scanner.issue.is_some() {
         return Err(LogFault::damaged(
@@ -64,10 +117,13 @@ pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, Lo
     if let Some(torn_start) = scan.torn_start {
         torn_bytes = (bytes.len() - torn_start) as u64;
         // Whatever the torn frame yields is appended; if it cannot be decoded it adds nothing.
-        if let Some(plain) = decode_torn_frame(&bytes[torn_start..], &mut budget)? {
+        if let Some(plain) = decode_torn_frame(&bytes[torn_start..], &mut allowance)? {
             scanner.write(&plain)?;
         }
     }
+    budget
+        .spend(start_remaining - allowance.remaining)
+        .map_err(|e| LogFault::new(e.code, e.message))?;
     let mut header_line = header;
     header_line.pop();
     Ok(Framed {
@@ -88,8 +144,9 @@ pub(crate) fn header_line(bytes: &[u8], zstd: bool, limits: &ReadLimits) -> Resu
         .frames
         .first()
         .ok_or_else(|| LogFault::new(ErrorCode::LoadInvalidHeader, "no complete Zstandard frame"))?;
-    let mut budget = limits.max_decompressed_bytes;
-    let mut line = decode_frame(&bytes[start..end], &mut budget)?;
+    let mut allowance = Allowance::for_log(end - start, limits, &LoadBudget::unlimited());
+    allowance.check(scan.declared_total)?;
+    let mut line = decode_frame(&bytes[start..end], &mut allowance)?;
     if line.last() == Some(&b'\n') {
         line.pop();
     }
@@ -99,6 +156,9 @@ pub(crate) fn header_line(bytes: &[u8], zstd: bool, limits: &ReadLimits) -> Resu
 struct FrameScan {
     frames: Vec<(usize, usize)>,
     torn_start: Option<usize>,
+    /// The sum of the content sizes the complete frames declare (frames that declare none
+    /// count 0; a frame's output is checked against its declaration by the decoder).
+    declared_total: u64,
 }
 
 /// Locates complete frames structurally, without decompressing.
@@ -109,17 +169,19 @@ fn scan_frames(bytes: &[u8]) -> Result<FrameScan, LogFault> {
 /// Locates at most `max_frames` complete frames.
 fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFault> {
     let mut frames = Vec::new();
+    let mut declared_total = 0u64;
     let mut at = 0usize;
-    let torn = |frames, start| {
+    let torn = |frames, start, declared_total| {
         Ok(FrameScan {
             frames,
             torn_start: Some(start),
+            declared_total,
         })
     };
     while at < bytes.len() {
         let start = at;
         if bytes.len() - at < 4 {
-            return torn(frames, start);
+            return torn(frames, start, declared_total);
         }
         let magic = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
         if magic != ZSTD_MAGIC {
@@ -127,7 +189,7 @@ fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFa
         }
         at += 4;
         let Some(&descriptor) = bytes.get(at) else {
-            return torn(frames, start);
+            return torn(frames, start, declared_total);
         };
         at += 1;
         if descriptor & 0x18 != 0 {
@@ -146,12 +208,13 @@ fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFa
         };
         let rest = usize::from(!single_segment) + dictionary_bytes + content_size_bytes;
         if bytes.len() - at < rest {
-            return torn(frames, start);
+            return torn(frames, start, declared_total);
         }
+        let declared = declared_content_size(&bytes[at + rest - content_size_bytes..at + rest]);
         at += rest;
         loop {
             if bytes.len() - at < 3 {
-                return torn(frames, start);
+                return torn(frames, start, declared_total);
             }
             let header = u32::from(bytes[at]) | u32::from(bytes[at + 1]) << 8 | u32::from(bytes[at + 2]) << 16;
             at += 3;
@@ -161,7 +224,7 @@ fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFa
             }
             let payload = if block_type == 1 { 1 } else { (header >> 3) as usize };
             if bytes.len() - at < payload {
-                return torn(frames, start);
+                return torn(frames, start, declared_total);
             }
             at += payload;
             if header & 1 != 0 {
@@ -170,11 +233,12 @@ fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFa
         }
         if checksum {
             if bytes.len() - at < 4 {
-                return torn(frames, start);
+                return torn(frames, start, declared_total);
             }
             at += 4;
         }
         frames.push((start, at));
+        declared_total = declared_total.saturating_add(declared);
         if frames.len() == max_frames {
             break;
         }
@@ -182,11 +246,19 @@ fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFa
     Ok(FrameScan {
         frames,
         torn_start: None,
+        declared_total,
     })
 }
 
+/// The Frame_Content_Size field (RFC 8878 §3.1.1.1.4): 0, 1, 2, 4 or 8 little-endian bytes;
+/// the 2-byte form is offset by 256.
+fn declared_content_size(field: &[u8]) -> u64 {
+    let value = field.iter().rev().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+    if field.len() == 2 { value + 256 } else { value }
+}
+
 /// Decodes one structurally complete frame and verifies its checksum.
-fn decode_frame(frame: &[u8], budget: &mut u64) -> Result<Vec<u8>, LogFault> {
+fn decode_frame(frame: &[u8], allowance: &mut Allowance) -> Result<Vec<u8>, LogFault> {
     let fail = |e: &dyn std::fmt::Display| LogFault::frame(format!("Zstandard frame failed validation: {e}"));
     let mut decoder = FrameDecoder::new();
     let mut source = frame;
@@ -197,14 +269,13 @@ fn decode_frame(frame: &[u8], budget: &mut u64) -> Result<Vec<u8>, LogFault> {
             .decode_blocks(&mut source, BlockDecodingStrategy::UptoBytes(1 << 20))
             .map_err(|e| fail(&e))?;
         decoder.collect_to_writer(&mut out).map_err(|e| fail(&e))?;
-        take_budget(budget, out.len() as u64)?;
+        allowance.check(out.len() as u64)?;
         if done {
             break;
         }
     }
     decoder.collect_to_writer(&mut out).map_err(|e| fail(&e))?;
-    take_budget(budget, out.len() as u64)?;
-    *budget -= out.len() as u64;
+    allowance.spend(out.len() as u64)?;
     if let (Some(stored), Some(computed)) = (decoder.get_checksum_from_data(), decoder.get_calculated_checksum())
         && stored != computed
     {
@@ -213,19 +284,9 @@ fn decode_frame(frame: &[u8], budget: &mut u64) -> Result<Vec<u8>, LogFault> {
     Ok(out)
 }
 
-fn take_budget(budget: &mut u64, used: u64) -> Result<(), LogFault> {
-    if used > *budget {
-        return Err(LogFault::new(
-            ErrorCode::LoadLimitExceeded,
-            "decompressed size exceeds the configured limit",
-        ));
-    }
-    Ok(())
-}
-
 /// Decodes what a torn final frame holds: every complete block, plus the available bytes of a
 /// raw block cut short (a streaming decoder emits those too). `None` if it cannot be decoded.
-fn decode_torn_frame(torn: &[u8], budget: &mut u64) -> Result<Option<Vec<u8>>, LogFault> {
+fn decode_torn_frame(torn: &[u8], allowance: &mut Allowance) -> Result<Option<Vec<u8>>, LogFault> {
     // Rebuild the available part as a finished frame: the header, the complete blocks, and a
     // closing raw block, so the decoder hands back everything it produced.
     if torn.len() < 5 {
@@ -280,7 +341,7 @@ fn decode_torn_frame(torn: &[u8], budget: &mut u64) -> Result<Option<Vec<u8>>, L
                 if decoder.collect_to_writer(&mut out).is_err() {
                     return Ok(None);
                 }
-                take_budget(budget, out.len() as u64)?;
+                allowance.check(out.len() as u64)?;
                 if done {
                     break;
                 }
@@ -291,9 +352,29 @@ fn decode_torn_frame(torn: &[u8], budget: &mut u64) -> Result<Option<Vec<u8>>, L
     if decoder.collect_to_writer(&mut out).is_err() {
         return Ok(None);
     }
-    take_budget(budget, out.len() as u64)?;
-    *budget -= out.len() as u64;
+    allowance.spend(out.len() as u64)?;
     Ok(Some(out))
+}
+
+/// How many bytes at the start of `bytes` are LFs: whole blocks are compared with `memcmp`,
+/// which is fast in any build, so a gigabyte of empty lines is one quick pass.
+fn leading_newlines(bytes: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    static NEWLINES: [u8; BLOCK] = [b'\n'; BLOCK];
+    let mut run = 0;
+    while bytes.len() - run >= BLOCK && bytes[run..run + BLOCK] == NEWLINES {
+        run += BLOCK;
+    }
+    run + bytes[run..].iter().take_while(|b| **b == b'\n').count()
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Whether a line read after damage could still end a turn or be a `null` record.
+fn might_matter_after_damage(line: &[u8]) -> bool {
+    memchr(b'\\', line).is_some() || contains(line, b"turn/end") || contains(line, b"null")
 }
 
 fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
@@ -322,7 +403,18 @@ impl<'a> LineScanner<'a> {
     }
 
     fn write(&mut self, mut chunk: &[u8]) -> Result<(), LogFault> {
-        while let Some(newline) = memchr(b'\n', chunk) {
+        loop {
+            // A run of empty lines costs one pass over the run, not one parse per line.
+            if self.pending.is_empty() {
+                let run = leading_newlines(chunk);
+                if run > 0 {
+                    self.empty_lines(run);
+                    chunk = &chunk[run..];
+                }
+            }
+            let Some(newline) = memchr(b'\n', chunk) else {
+                break;
+            };
             if self.pending.is_empty() {
                 self.line(&chunk[..newline])?;
             } else {
@@ -342,6 +434,14 @@ impl<'a> LineScanner<'a> {
         Ok(())
     }
 
+    /// `count` empty lines: each is an unparsable record, as `JSON.parse("")` fails.
+    fn empty_lines(&mut self, count: usize) {
+        let first = self.line_number + 1;
+        self.line_number += count;
+        self.issue
+            .get_or_insert_with(|| format!("unparsable committed event at line {first}"));
+    }
+
     fn line(&mut self, line: &[u8]) -> Result<(), LogFault> {
         self.line_number += 1;
         if line.len() > self.limits.max_line_bytes {
@@ -350,17 +450,23 @@ impl<'a> LineScanner<'a> {
                 "a log line exceeds the configured length limit",
             ));
         }
+        // After damage only a later `turn/end` or a `null` record changes the outcome, and a
+        // line without a backslash escape can only hold those spelled out.
+        if self.issue.is_some() && !might_matter_after_damage(line) {
+            return Ok(());
+        }
         let text = String::from_utf8_lossy(line);
-        let decoded = match Json::parse(
-            &text,
-            ParseLimits {
-                max_depth: self.limits.max_json_depth,
-            },
-        ) {
+        let decoded = match self.limits.parse_record(&text) {
             Err(ParseError::TooDeep) => {
                 return Err(LogFault::new(
                     ErrorCode::LoadLimitExceeded,
                     "a log line nests JSON deeper than the configured limit",
+                ));
+            }
+            Err(ParseError::TooManyKeys) => {
+                return Err(LogFault::new(
+                    ErrorCode::LoadLimitExceeded,
+                    "a log line holds an object with more keys than the configured limit",
                 ));
             }
             Err(ParseError::Syntax(_)) => None,
@@ -442,8 +548,24 @@ mod tests {
     #[test]
     fn skippable_frames_are_corrupt() {
         let bytes = [0x50, 0x2A, 0x4D, 0x18, 0, 0, 0, 0];
-        let fault = frame_zstd(&bytes, &limits()).err().expect("refused");
+        let fault = frame_zstd(&bytes, &limits(), &LoadBudget::unlimited())
+            .err()
+            .expect("refused");
         assert_eq!(fault.code, ErrorCode::LoadCorruptFrame);
+    }
+
+    #[test]
+    fn runs_of_empty_lines_are_counted_as_unparsable_lines() {
+        for blank in [1, 4095, 4096, 4097, 3 * 4096 + 5] {
+            let mut log = b"{\"type\":\"session\"}\n{\"seq\":0}\n".to_vec();
+            log.resize(log.len() + blank, b'\n');
+            log.extend_from_slice(b"{\"seq\":1,\"type\":\"turn/end\"}\n");
+            let fault = frame_raw(&log, &limits()).err().expect("damage before a turn end");
+            assert!(fault.message.contains("line 2"), "{blank}: {}", fault.message);
+            let mut run = vec![b'\n'; blank];
+            run.push(b'x');
+            assert_eq!(leading_newlines(&run), blank);
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::{LogFault, ReadLimits};
 use crate::error::ErrorCode;
-use crate::json::{JsString, Json, ParseError, ParseLimits};
+use crate::json::{JsString, Json, ParseError};
 
 /// The immutable session header, with DSH's field names and order on the wire.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -44,17 +44,18 @@ pub struct SessionHeader {
 /// Parses the header line: version refusal, then the line-level shape check.
 pub(super) fn parse_header_line(line: &[u8], limits: &ReadLimits) -> Result<ParsedHeader, LogFault> {
     let text = String::from_utf8_lossy(line);
-    let parsed = match Json::parse(
-        &text,
-        ParseLimits {
-            max_depth: limits.max_json_depth,
-        },
-    ) {
+    let parsed = match limits.parse_record(&text) {
         Ok(value) => value,
         Err(ParseError::TooDeep) => {
             return Err(LogFault::new(
                 ErrorCode::LoadLimitExceeded,
                 "the header nests JSON deeper than the configured limit",
+            ));
+        }
+        Err(ParseError::TooManyKeys) => {
+            return Err(LogFault::new(
+                ErrorCode::LoadLimitExceeded,
+                "a header object has more keys than the configured limit",
             ));
         }
         Err(ParseError::Syntax(_)) => {

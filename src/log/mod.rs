@@ -9,12 +9,14 @@ mod rows;
 mod upgrade;
 mod validate;
 
+pub use crate::event::Event;
 pub use header::SessionHeader;
 pub use validate::KNOWN_EVENT_TYPES;
 
+use crate::archive::LoadBudget;
 use crate::error::{Error, ErrorCode};
-use crate::fold::{Surface, fold_surface};
-use crate::json::{Json, JsonObject};
+use crate::fold::{Surface, extend_surface, fold_surface};
+use crate::json::Json;
 
 /// How a log file is encoded on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -33,8 +35,17 @@ pub struct ReadLimits {
     pub max_decompressed_bytes: u64,
     /// Maximum length of one JSONL line in bytes (default 256 MiB).
     pub max_line_bytes: usize,
-    /// Maximum JSON nesting depth of one record (default 512).
+    /// Maximum JSON nesting depth of one record (default 512; never more than
+    /// [`crate::json::MAX_JSON_DEPTH`], whatever is configured).
     pub max_json_depth: usize,
+    /// Maximum keys of one JSON object in a record (default
+    /// [`crate::json::DEFAULT_MAX_OBJECT_KEYS`]).
+    pub max_object_keys: usize,
+    /// A compressed stream (a ZIP entry, a whole ZIP, a `.jsonl.zstd` log) may decompress to
+    /// at most this many times its compressed size plus
+    /// [`crate::archive::budget::RATIO_SLACK_BYTES`] (default 100), so a bomb stops after a
+    /// few hundred times its own size.
+    pub max_compression_ratio: u64,
 }
 
 impl Default for ReadLimits {
@@ -43,58 +54,19 @@ impl Default for ReadLimits {
             max_decompressed_bytes: 1 << 30,
             max_line_bytes: 256 << 20,
             max_json_depth: 512,
+            max_object_keys: crate::json::DEFAULT_MAX_OBJECT_KEYS,
+            max_compression_ratio: 100,
         }
     }
 }
 
-/// A validated event of the logical log.
-#[derive(Clone, Debug)]
-pub struct Event {
-    object: JsonObject,
-    seq: u64,
-    time: i64,
-    kind: Box<str>,
-}
-
-impl Event {
-    /// The event's `type`, e.g. `"user/message"`.
-    pub fn kind(&self) -> &str {
-        &self.kind
-    }
-
-    /// Position in the log (`events[i].seq == i`).
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-
-    /// Append time, Unix epoch milliseconds.
-    pub fn time(&self) -> i64 {
-        self.time
-    }
-
-    /// The type-specific payload.
-    pub fn data(&self) -> &Json {
-        self.object.get("data").unwrap_or(&Json::Null)
-    }
-
-    /// The raw `surfaceOp` marker, if any.
-    pub fn surface_op(&self) -> Option<&Json> {
-        self.object.get("surfaceOp")
-    }
-
-    /// The raw `sourceEventSeqs`, if any.
-    pub fn source_event_seqs(&self) -> Option<&Json> {
-        self.object.get("sourceEventSeqs")
-    }
-
-    /// Whether the event is marked `"ignorable": true`.
-    pub fn ignorable(&self) -> bool {
-        matches!(self.object.get("ignorable"), Some(Json::Bool(true)))
-    }
-
-    /// The whole event as DSH holds it (key order included).
-    pub fn as_json(&self) -> &JsonObject {
-        &self.object
+impl ReadLimits {
+    /// Parses one record (a header or a log line) within these limits.
+    pub(crate) fn parse_record(&self, text: &str) -> Result<Json, crate::json::ParseError> {
+        let depth = crate::json::ParseLimits {
+            max_depth: self.max_json_depth,
+        };
+        Json::parse_bounded(text, depth, self.max_object_keys)
     }
 }
 
@@ -149,9 +121,21 @@ impl From<LogFault> for Error {
 
 /// Reads one log file's bytes through DSH's whole inspection pipeline.
 pub fn read_log(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Result<SessionLog, Error> {
+    read_log_within(bytes, encoding, limits, &LoadBudget::unlimited())
+}
+
+/// [`read_log`] within a load's budget: what a `.jsonl.zstd` log decodes to is spent from
+/// `budget` (`crate::archive::Gathered::budget`), and a log that would overdraw it fails
+/// with `SESSION_LOAD_LIMIT_EXCEEDED` before decoding past what is left.
+pub fn read_log_within(
+    bytes: &[u8],
+    encoding: Encoding,
+    limits: &ReadLimits,
+    budget: &LoadBudget,
+) -> Result<SessionLog, Error> {
     let framed = match encoding {
         Encoding::Raw => framing::frame_raw(bytes, limits)?,
-        Encoding::Zstd => framing::frame_zstd(bytes, limits)?,
+        Encoding::Zstd => framing::frame_zstd(bytes, limits, budget)?,
     };
     let parsed_header = header::parse_header_line(&framed.header_line, limits)?;
     let id = parsed_header.header.id.clone();
@@ -171,7 +155,7 @@ pub fn read_log(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Result
     let closers = repair::interrupted_turn_closers(&raw_events);
     let synthetic_closers = closers.len();
     raw_events.extend(closers);
-    let events = validate::envelopes(raw_events).map_err(in_context)?;
+    let events = validate::envelopes(raw_events, 0).map_err(in_context)?;
     parsed_header.validate().map_err(in_context)?;
     let header = parsed_header.header;
     let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
@@ -226,12 +210,12 @@ pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error>
         validate::message_shape(event)?;
     }
     let start = log.events.len();
-    let mut all: Vec<Json> = log.events.iter().map(|e| Json::Object(e.as_json().clone())).collect();
-    all.extend(events);
-    let validated = validate::envelopes(all)?;
-    let surface = fold_surface(&validated)?;
-    debug_assert!(validated.len() >= start);
-    log.events = validated;
-    log.surface = surface;
+    let appended = validate::envelopes(events, start)?;
+    // Only the new events are checked and folded; on failure the log is put back as it was.
+    log.events.extend(appended);
+    if let Err(error) = extend_surface(&mut log.surface, &log.events, start) {
+        log.events.truncate(start);
+        return Err(error);
+    }
     Ok(())
 }

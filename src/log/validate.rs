@@ -156,10 +156,12 @@ pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
     Ok(())
 }
 
-/// Checks every envelope and request header and converts the log into [`Event`]s.
-pub(super) fn envelopes(events: Vec<Json>) -> Result<Vec<Event>, LogFault> {
+/// Checks every envelope and request header and converts the log into [`Event`]s; the first
+/// of `events` is the log's event at index `first` (0 for a whole log, the old length for an
+/// append).
+pub(super) fn envelopes(events: Vec<Json>, first: usize) -> Result<Vec<Event>, LogFault> {
     let mut out = Vec::with_capacity(events.len());
-    for (index, event) in events.into_iter().enumerate() {
+    for (index, event) in (first..).zip(events) {
         let invalid = || LogFault::corrupt(format!("event at index {index} has an invalid event envelope"));
         let Json::Object(object) = event else {
             return Err(invalid());
@@ -202,12 +204,7 @@ pub(super) fn envelopes(events: Vec<Json>) -> Result<Vec<Event>, LogFault> {
                 "event at index {index} has seq {seq} (expected {index}); the log must be contiguous from 0"
             )));
         }
-        out.push(Event {
-            object,
-            seq: seq as u64,
-            time: time as i64,
-            kind: kind.into_boxed_str(),
-        });
+        out.push(Event::new(object, seq as u64, time as i64, kind.into_boxed_str()));
     }
     Ok(out)
 }

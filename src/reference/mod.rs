@@ -35,12 +35,10 @@ pub use prepare::{
     AppendOrder, BudgetOptions, BudgetOrigin, NO_SPILL_STORE, PrepareOptions, PreparedReferences, ReferenceReport,
     ResolvedBudget, RouteCapacity, SpillOutcome, SpillRequest, SpillStore, fresh_message_id, prepare, prepare_values,
 };
-pub use render::{
-    PROMPT_PREFIX, PROMPT_SUFFIX, RenderedReferences, render_prompt, render_sources, source_record, tag_safe_json,
-};
+pub use render::{PROMPT_PREFIX, PROMPT_SUFFIX, RenderedReferences, render_prompt, render_sources, source_record};
 pub use snapshot::{
     ProjectedMessage, ReferenceStats, RetainedSource, Role, SourceSurface, is_compact_checkpoint_source,
-    omission_notice, project_conversation, retain_source, truncate_with_notice,
+    omission_notice, project_conversation, retain_source, tag_safe_json, truncate_with_notice,
 };
 pub use uri::{SESSION_REFERENCE_SCHEME, decode_session_reference_uri, encode_session_reference_uri};
 

@@ -2,7 +2,7 @@
 //! warning and `<referenced-sessions>` framing, the durable source record, the context message,
 //! and [`render_sources`], the pure core `prepare` runs after its reads.
 
-use super::snapshot::{RetainedSource, SourceSurface, retain_source};
+use super::snapshot::{RetainedSource, SourceSurface, retain_source, tag_safe_json};
 use crate::error::Error;
 use crate::json::{JsString, Json, JsonObject};
 
@@ -18,17 +18,6 @@ user explicitly repeats them.\n\
 
 /// LF and the closing tag; nothing follows it.
 pub const PROMPT_SUFFIX: &str = "\n</referenced-sessions>";
-
-/// `JSON.stringify(value)` with every `<` written as `\u003c`, so no data can spell a tag.
-/// JSON syntax itself never contains `<`, and the text still parses to the same value.
-pub fn tag_safe_json(value: &Json) -> String {
-    let text = value.to_js_string();
-    if text.contains('<') {
-        text.replace('<', "\\u003c")
-    } else {
-        text
-    }
-}
 
 /// The context prompt: [`PROMPT_PREFIX`], one JSON array of the snapshot objects in order,
 /// [`PROMPT_SUFFIX`].

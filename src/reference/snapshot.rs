@@ -3,7 +3,6 @@
 //! retention (drop oldest non-checkpoint messages, then shorten the longest text head/tail with
 //! a UTF-8 omission notice), and the statistics the source record carries.
 
-use super::render::tag_safe_json;
 use super::text::utf8_len;
 use crate::error::{Error, ErrorCode};
 use crate::json::{JsString, Json, JsonObject};
@@ -398,6 +397,17 @@ fn budget_exceeded() -> Error {
 }
 
 /// Bytes of a string's JSON text (quotes included); `json::write_string` is the writer.
+/// `JSON.stringify(value)` with every `<` written as `\u003c`, so no data can spell a tag.
+/// JSON syntax itself never contains `<`, and the text still parses to the same value.
+pub fn tag_safe_json(value: &Json) -> String {
+    let text = value.to_js_string();
+    if text.contains('<') {
+        text.replace('<', "\\u003c")
+    } else {
+        text
+    }
+}
+
 #[cfg(test)]
 fn json_string_len(s: &JsString) -> usize {
     let mut out = String::new();

@@ -373,9 +373,12 @@ fn instance_nonce() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
         ^ u64::from(std::process::id()).rotate_left(32);
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
     let entropy =
         (js_sys::Math::random() * 9_007_199_254_740_991.0) as u64 ^ (js_sys::Date::now() as u64).rotate_left(20);
+    // WASI has no process id; its random source is always there.
+    #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
+    let entropy = getrandom::u64().unwrap_or(0);
     entropy ^ count.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 

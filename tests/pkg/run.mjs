@@ -81,12 +81,15 @@ for (const [kind, input] of Object.entries(inputs)) {
   await step(`native JSON-RPC equals the package: ${kind}`, () => replayNative(repo, input, expected[kind]));
 }
 
+// The runtimes' own binaries, from their platform packages (their wrappers' postinstall links
+// are not needed, so the tools install without install scripts).
+const bunBinary = join(here, 'node_modules', '@oven', 'bun-linux-x64', 'bin', 'bun');
 const runtimes = [
   ['node 20 require', 'node', ['scenario-cjs.cjs']],
   ['node 24 import', node24, ['scenario-esm.mjs']],
   ['node 24 require', node24, ['scenario-cjs.cjs']],
   ['deno', join(tools, 'deno'), ['run', '--allow-read', '--allow-env', 'scenario-esm.mjs']],
-  ['bun', join(tools, 'bun'), ['scenario-esm.mjs']],
+  ['bun', existsSync(bunBinary) ? bunBinary : join(tools, 'bun'), ['scenario-esm.mjs']],
 ];
 for (const [name, cmd, argv] of runtimes) {
   for (const [kind, input] of Object.entries(inputs)) {

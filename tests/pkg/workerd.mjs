@@ -3,7 +3,7 @@
 // after resolving the `workerd` export condition: JavaScript as ES modules, the .wasm as a
 // compiled wasm module. The driver POSTs each input and compares the scenario's calls.
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, relative, sep } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -81,7 +81,9 @@ const consumer :Workerd.Worker = (
 );
 `;
   writeFileSync(join(app, 'workerd.capnp'), config);
-  const child = spawn(join(tools, 'workerd'), ['serve', join(app, 'workerd.capnp')], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The platform package's binary itself: killing the npm wrapper would leave it running.
+  const binary = join(tools, '..', '@cloudflare', 'workerd-linux-64', 'bin', 'workerd');
+  const child = spawn(existsSync(binary) ? binary : join(tools, 'workerd'), ['serve', join(app, 'workerd.capnp')], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout.on('data', (d) => (log += d));
   child.stderr.on('data', (d) => (log += d));
@@ -109,6 +111,6 @@ const consumer :Workerd.Worker = (
     }
     return `equal Node for ${Object.keys(expected).join(', ')}`;
   } finally {
-    child.kill();
+    child.kill('SIGKILL');
   }
 }
