@@ -53,7 +53,7 @@ async function main() {
   }
   const view = $('session-view');
   const diagnostics = new Diagnostics({ root: $('diagnostics'), summary: $('diag-summary'), badge: $('diag-badge') });
-  const sessions = new SessionList({ root: $('session-list'), count: $('session-count'), cwd: $('session-cwd'), from: $('session-from'), to: $('session-to'), onOpen: (id) => go(id) });
+  const sessions = new SessionList({ root: $('session-list'), count: $('session-count'), cwd: $('session-cwd'), from: $('session-from'), to: $('session-to') });
   const session = new SessionView({ root: view, engine, sessions });
   const search = new SearchPanel({
     engine,

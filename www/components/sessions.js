@@ -7,8 +7,9 @@ import { el, replace, sessionLabel, shortId, timeEl } from './dom.js';
 const NO_CWD = '\u0000none';
 
 export class SessionList {
-  constructor({ root, count, cwd, from, to, onOpen }) {
-    Object.assign(this, { root, count, cwd, from, to, onOpen });
+  /** Rows are links to `#session=<id>`: opening one is a route change (main.js). */
+  constructor({ root, count, cwd, from, to }) {
+    Object.assign(this, { root, count, cwd, from, to });
     this.sessions = [];
     this.byId = new Map();
     this.selected = null;
@@ -116,9 +117,5 @@ export class SessionList {
     if (at < 0) return;
     e.preventDefault();
     rows[Math.max(0, Math.min(rows.length - 1, at + (e.key === 'ArrowDown' ? 1 : -1)))].focus();
-  }
-
-  open(id) {
-    this.onOpen(id);
   }
 }

@@ -12,8 +12,8 @@ const SLICE_MS = 16;
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
 export class SessionView {
-  constructor({ root, engine, sessions, onOpenSeq }) {
-    Object.assign(this, { root, engine, sessions, onOpenSeq });
+  constructor({ root, engine, sessions }) {
+    Object.assign(this, { root, engine, sessions });
     this.sessionId = null;
     this.ticket = 0;
     this.renderTicket = 0;
