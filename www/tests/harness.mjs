@@ -40,7 +40,7 @@ export async function openPage(env, { context, path = '', viewport = { width: 14
   await page.addInitScript(() => {
     window.__longTasks = [];
     new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) window.__longTasks.push(Math.round(entry.duration));
+      for (const entry of list.getEntries()) window.__longTasks.push({ start: entry.startTime, duration: entry.duration });
     }).observe({ type: 'longtask', buffered: true });
   });
   const problems = [];
@@ -66,7 +66,7 @@ export async function openPage(env, { context, path = '', viewport = { width: 14
     context: ctx,
     problems,
     /** Durations of the main thread's long tasks (> 50 ms) so far. */
-    longTasks: () => page.evaluate(() => window.__longTasks),
+    longTasks: () => page.evaluate(() => window.__longTasks.map((t) => Math.round(t.duration))),
     /** No console error, no failed or off-origin request so far. */
     assertClean() {
       assert.deepEqual(problems, [], problems.join('\n'));
