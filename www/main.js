@@ -53,7 +53,7 @@ async function main() {
   }
   const view = $('session-view');
   const diagnostics = new Diagnostics({ root: $('diagnostics'), summary: $('diag-summary'), badge: $('diag-badge') });
-  const sessions = new SessionList({ root: $('session-list'), count: $('session-count'), cwd: $('session-cwd'), from: $('session-from'), to: $('session-to'), onOpen: (id) => go(id) });
+  const sessions = new SessionList({ root: $('session-list'), count: $('session-count'), cwd: $('session-cwd'), from: $('session-from'), to: $('session-to') });
   const session = new SessionView({ root: view, engine, sessions });
   const search = new SearchPanel({
     engine,
@@ -94,7 +94,10 @@ async function main() {
       return;
     }
     try {
-      sessions.show(await engine.sessions());
+      const list = await engine.sessions();
+      performance.mark('viewer:listed');
+      sessions.show(list);
+      performance.mark('viewer:shown');
     } catch (error) {
       diagnostics.add({ name: 'listing sessions', error: errorInfo(error) });
     }

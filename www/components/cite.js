@@ -132,8 +132,9 @@ export class Composer {
       el('section', { class: 'prepared-block', 'aria-labelledby': 'prepared-context-heading' },
         el('div', { class: 'block-head' },
           el('h3', { id: 'prepared-context-heading', text: 'Context message' }),
-          text !== null ? copyButton('Copy context', () => text) : null,
-          copyButton('Copy result JSON', () => JSON.stringify(result, null, 2))),
+          el('span', { class: 'copy-row' },
+            text !== null ? copyButton('Copy context', () => text) : null,
+            copyButton('Copy result JSON', () => JSON.stringify(result, null, 2)))),
         text !== null
           ? el('pre', { class: 'context', id: 'prepared-context', role: 'region', 'aria-label': 'Prepared context', tabindex: '0', text })
           : el('p', { class: 'muted', text: 'The text cites no session: nothing is added for the model.' })),
@@ -180,8 +181,9 @@ function sourceRecords(context) {
 }
 
 function omitted(record) {
-  const keys = Object.keys(record).filter((k) => /omitted/i.test(k));
-  return keys.length ? keys.map((k) => `${k}: ${JSON.stringify(record[k])}`).join(', ') : '—';
+  if (record.omittedMessages === undefined && record.omittedBytes === undefined) return '—';
+  const kept = record.retainedMessages === undefined ? '' : ` (${record.retainedMessages} of ${record.originalMessages} kept)`;
+  return `${record.omittedMessages ?? 0} messages, ${record.omittedBytes ?? 0} bytes${kept}`;
 }
 
 function contentText(content) {

@@ -30,6 +30,7 @@ export class Engine {
     const started = performance.now();
     const report = await this.archive.load(inputs, { strict, signal, onProgress });
     const loadMs = performance.now() - started;
+    performance.mark('viewer:decoded');
     for (const session of report.sessions) {
       if (session.outcome !== 'duplicate') this.eventCounts.set(session.sessionId, session.events);
     }
@@ -59,9 +60,11 @@ export class Engine {
     }
     if (signal?.aborted) return { how: 'skipped', ms: 0 };
     const bytes = await this.archive.exportIndex();
+    performance.mark('viewer:indexed');
     const ms = performance.now() - started;
     const size = bytes.byteLength;
     const saved = await this.store.put(key, bytes);
+    performance.mark('viewer:stored');
     return { how: 'built', ms, bytes: size, saved };
   }
 

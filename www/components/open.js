@@ -23,7 +23,8 @@ export class Opener {
       input.addEventListener('change', () => {
         const files = [...input.files];
         input.value = '';
-        if (files.length) this.load(files, files.length === 1 ? files[0].name : `${files.length} files`);
+        const folder = files[0]?.webkitRelativePath?.split('/')[0];
+        if (files.length) this.load(files, folder || (files.length === 1 ? files[0].name : `${files.length} files`));
       });
     }
     // Delegated: the welcome screen's buttons come and go.

@@ -157,8 +157,9 @@ export class SearchPanel {
     const shown = this.results.childElementCount;
     this.nextCursor = page.nextCursor;
     this.more.hidden = !page.nextCursor;
-    const where = call.method === 'searchSessions' ? 'sessions' : 'events in this session';
-    this.status.textContent = shown === 0 ? `No ${where} match “${call.query}”.` : `${shown}${page.nextCursor ? '+' : ''} ${where} match`;
+    const one = shown === 1 && !page.nextCursor;
+    const where = call.method === 'searchSessions' ? (one ? 'session matches' : 'sessions match') : (one ? 'event in this session matches' : 'events in this session match');
+    this.status.textContent = shown === 0 ? `No match for “${call.query}”.` : `${shown}${page.nextCursor ? '+' : ''} ${where}`;
     if (more) items[0]?.querySelector('.hit')?.focus();
   }
 

@@ -2,13 +2,14 @@
 // event count; subagents nested under their parent (a parent → subagent tree); filtered by
 // working directory and creation time.
 
-import { el, replace, sessionLabel, shortId, timeEl } from './dom.js';
+import { el, replace, sessionLabel, timeEl } from './dom.js';
 
 const NO_CWD = '\u0000none';
 
 export class SessionList {
-  constructor({ root, count, cwd, from, to, onOpen }) {
-    Object.assign(this, { root, count, cwd, from, to, onOpen });
+  /** Rows are links to `#session=<id>`: opening one is a route change (main.js). */
+  constructor({ root, count, cwd, from, to }) {
+    Object.assign(this, { root, count, cwd, from, to });
     this.sessions = [];
     this.byId = new Map();
     this.selected = null;
@@ -102,11 +103,10 @@ export class SessionList {
     el('span', { class: 'session-meta' },
       depth ? el('span', { class: 'tag tag-sub', text: h.agentPreset ?? 'subagent' }) : null,
       el('span', { class: 'path', text: h.cwd ?? '(no folder)' })),
-    el('span', { class: 'session-meta muted' },
+    el('span', { class: 'session-meta muted dotted' },
       timeEl(h.createdAt),
-      el('span', { text: s.events === null ? '' : `${s.events} events` }),
-      el('span', { class: `tag tag-${s.live ? 'live' : 'persisted'}`, text: state }),
-      el('span', { class: 'mono', text: shortId(s.id) })));
+      s.events === null ? null : el('span', { text: `${s.events} events` }),
+      el('span', { class: s.live ? 'tag tag-live' : 'state', text: state })));
   }
 
   #keys(e) {
@@ -116,9 +116,5 @@ export class SessionList {
     if (at < 0) return;
     e.preventDefault();
     rows[Math.max(0, Math.min(rows.length - 1, at + (e.key === 'ArrowDown' ? 1 : -1)))].focus();
-  }
-
-  open(id) {
-    this.onOpen(id);
   }
 }

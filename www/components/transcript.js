@@ -7,17 +7,22 @@
 import { el, errorLine, replace, sessionLabel, surfaceBadge, timeEl } from './dom.js';
 
 const RAW_BATCH = 400;
+/** Main-thread time per slice of transcript rendering (a long task starts at 50 ms). */
+const SLICE_MS = 16;
+const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
 export class SessionView {
-  constructor({ root, engine, sessions, onOpenSeq }) {
-    Object.assign(this, { root, engine, sessions, onOpenSeq });
+  constructor({ root, engine, sessions }) {
+    Object.assign(this, { root, engine, sessions });
     this.sessionId = null;
     this.ticket = 0;
+    this.renderTicket = 0;
     this.tab = 'transcript';
   }
 
   clear(content) {
     this.ticket += 1;
+    this.renderTicket += 1;
     this.sessionId = null;
     replace(this.root, content);
   }
@@ -51,7 +56,7 @@ export class SessionView {
       this.#render();
       this.root.removeAttribute('aria-busy');
     }
-    if (seq !== undefined) this.focus(seq);
+    if (seq !== undefined) await this.focus(seq);
     else if (!same) this.root.scrollTop = 0;
     return true;
   }
@@ -90,7 +95,8 @@ export class SessionView {
       tablist,
       el('div', { id: 'panel-transcript', role: 'tabpanel', 'aria-labelledby': 'tab-transcript', hidden: this.tab !== 'transcript' }, this.#transcript()),
       el('div', { id: 'panel-events', role: 'tabpanel', 'aria-labelledby': 'tab-events', hidden: this.tab !== 'events' }, this.#rawEvents()),
-      el('div', { id: 'panel-surface', role: 'tabpanel', 'aria-labelledby': 'tab-surface', hidden: this.tab !== 'surface' }, this.#surface()));
+      el('div', { id: 'panel-surface', role: 'tabpanel', 'aria-labelledby': 'tab-surface', hidden: true }));
+    if (this.tab === 'surface') this.#switch('surface');
   }
 
   #switch(key) {
@@ -101,6 +107,9 @@ export class SessionView {
       tab.tabIndex = on ? 0 : -1;
     }
     for (const panel of this.root.querySelectorAll('[role="tabpanel"]')) panel.hidden = panel.id !== `panel-${key}`;
+    const surface = this.root.querySelector('#panel-surface');
+    // Rendered on first view: the surface of a long session is thousands of events.
+    if (key === 'surface' && surface && !surface.firstChild) surface.append(this.#surface());
   }
 
   #facts(header, record) {
@@ -121,16 +130,31 @@ export class SessionView {
 
   // ---- transcript --------------------------------------------------------------------------
 
+  /** The transcript list, filled in slices between frames so a long session never blocks. */
   #transcript() {
     const items = assemble(this.data.log.events, this.sessions.childrenOf(this.sessionId));
     this.seqItem = new Map();
+    this.itemOfSeq = new Map();
+    items.forEach((item, i) => item.seqs.forEach((seq) => this.itemOfSeq.set(seq, i)));
     const list = el('ol', { class: 'transcript', 'aria-label': 'Transcript' });
-    for (const item of items) {
-      const node = this.#item(item);
-      for (const seq of item.seqs) this.seqItem.set(seq, node);
-      list.append(node);
-    }
     if (items.length === 0) list.append(el('li', { class: 'empty', text: 'No messages in this session.' }));
+    const ticket = ++this.renderTicket;
+    this.rendered = 0;
+    const fill = async () => {
+      while (this.rendered < items.length) {
+        const started = performance.now();
+        while (this.rendered < items.length && performance.now() - started < SLICE_MS) {
+          const item = items[this.rendered++];
+          const node = this.#item(item);
+          for (const seq of item.seqs) this.seqItem.set(seq, node);
+          list.append(node);
+        }
+        await nextFrame();
+        if (ticket !== this.renderTicket) return;
+      }
+      list.dataset.complete = 'true';
+    };
+    this.filled = fill();
     return list;
   }
 
@@ -284,7 +308,12 @@ export class SessionView {
   }
 
   /** Scrolls to and marks `seq`: its transcript item, else its row in the event list. */
-  focus(seq) {
+  async focus(seq) {
+    const ticket = this.renderTicket;
+    if (this.itemOfSeq.has(seq)) {
+      while (!this.seqItem.has(seq) && ticket === this.renderTicket) await nextFrame();
+      if (ticket !== this.renderTicket) return;
+    }
     for (const node of this.root.querySelectorAll('.focused')) node.classList.remove('focused');
     let node = this.seqItem.get(seq);
     if (node) {

@@ -37,6 +37,12 @@ export async function startBrowser() {
 export async function openPage(env, { context, path = '', viewport = { width: 1440, height: 900 } } = {}) {
   const ctx = context ?? (await env.browser.newContext({ viewport }));
   const page = await ctx.newPage();
+  await page.addInitScript(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) window.__longTasks.push({ start: entry.startTime, duration: entry.duration });
+    }).observe({ type: 'longtask', buffered: true });
+  });
   const problems = [];
   const origin = new URL(env.url).origin;
   page.on('console', (msg) => {
@@ -59,6 +65,8 @@ export async function openPage(env, { context, path = '', viewport = { width: 14
     page,
     context: ctx,
     problems,
+    /** Durations of the main thread's long tasks (> 50 ms) so far. */
+    longTasks: () => page.evaluate(() => window.__longTasks.map((t) => Math.round(t.duration))),
     /** No console error, no failed or off-origin request so far. */
     assertClean() {
       assert.deepEqual(problems, [], problems.join('\n'));

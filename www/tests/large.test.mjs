@@ -33,12 +33,7 @@ after(async () => env?.close());
 
 test(`${EVENTS} events load with progress at least every 250 ms and no main-thread task over 100 ms`, { timeout: 15 * 60 * 1000 }, async () => {
   const context = await env.browser.newContext({ viewport: { width: 1440, height: 900 } });
-  await context.addInitScript(() => {
-    window.__longTasks = [];
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) window.__longTasks.push({ start: entry.startTime, duration: entry.duration });
-    }).observe({ type: 'longtask', buffered: true });
-  });
+  // harness.mjs records every long task of each page in window.__longTasks.
   const t = await openPage(env, { context });
   const { page } = t;
   await page.evaluate(() => {
@@ -52,10 +47,11 @@ test(`${EVENTS} events load with progress at least every 250 ms and no main-thre
   await page.locator('#open-folder').setInputFiles(join(CORPUS, 'root'));
   await waitForLoads(page, 1);
   const wallMs = Date.now() - started;
-  const { progress, longTasks, index } = await page.evaluate(() => ({
+  const { progress, longTasks, index, marks } = await page.evaluate(() => ({
     progress: window.__progress,
     longTasks: window.__longTasks,
     index: document.querySelector('.index-note').textContent,
+    marks: performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)]),
   }));
   const gaps = progress.slice(1).map((p, i) => p - progress[i]);
   const maxGap = Math.max(...gaps);
@@ -70,6 +66,11 @@ test(`${EVENTS} events load with progress at least every 250 ms and no main-thre
     await page.waitForFunction((q) => document.querySelector('#search-status').textContent.includes('match') && document.querySelector('#search').value === q, query);
     searchTimes.push(Date.now() - t0);
   }
+  // Open the first hit: the transcript of a long session renders in slices.
+  await box.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.focused', { timeout: 60000 });
+  await page.waitForSelector('.transcript[data-complete]', { timeout: 60000 });
   const searchLongTasks = await page.evaluate(() => window.__longTasks);
   const searchLongest = Math.max(0, ...searchLongTasks.map((l) => l.duration));
   const figures = {
@@ -77,7 +78,7 @@ test(`${EVENTS} events load with progress at least every 250 ms and no main-thre
     wallMs, progressUpdates: progress.length, maxProgressGapMs: Math.round(maxGap),
     longestLoadTaskMs: Math.round(loadLongest), longestSearchTaskMs: Math.round(searchLongest),
     searchMs: searchTimes, index,
-    progressAt: progress.map(Math.round), loadLongTasks: longTasks.map((l) => [Math.round(l.start), Math.round(l.duration)]),
+    marks, progressAt: progress.map(Math.round), loadLongTasks: longTasks.map((l) => [Math.round(l.start), Math.round(l.duration)]),
     searchLongTasks: searchLongTasks.map((l) => [Math.round(l.start), Math.round(l.duration)]),
   };
   await t.close();
@@ -94,7 +95,7 @@ test(`${EVENTS} events load with progress at least every 250 ms and no main-thre
   await writeFile(join(SHOTS, 'large.json'), `${JSON.stringify(figures, null, 2)}\n`);
   assert.ok(progress.length >= 3, `progress updates: ${progress.length}`);
   assert.ok(loadLongest <= 100, `long task while loading: ${loadLongest} ms`);
-  assert.ok(searchLongest <= 100, `long task while searching: ${searchLongest} ms`);
+  assert.ok(searchLongest <= 100, `long task while searching and opening a hit: ${searchLongest} ms`);
   assert.equal(figures.reopenHow, 'restored');
   assert.ok(figures.reopenLongestTaskMs <= 100, `long task while reopening: ${figures.reopenLongestTaskMs} ms`);
   t.assertClean();

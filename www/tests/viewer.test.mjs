@@ -72,10 +72,21 @@ async function loadSample(page) {
 async function search(page, text) {
   const box = page.getByRole('searchbox', { name: 'Search' });
   await box.fill(text);
-  await page.waitForFunction(() => document.querySelector('#search-status')?.textContent.match(/match/));
+  await page.waitForFunction(() => /match/i.test(document.querySelector('#search-status')?.textContent));
 }
 
 const hitIds = (page) => page.getByRole('list', { name: 'Search results' }).locator('.hit').evaluateAll((hits) => hits.map((h) => `${h.dataset.sessionId}#${h.dataset.seq}`));
+
+/** A small DSH log (one turn: a user message and a title) as JSONL text. */
+function log(id, cwd, text, t0) {
+  return [
+    { type: 'session', version: 0, id, createdAt: t0, cwd, delegationDepth: 0 },
+    { type: 'turn/start', seq: 0, time: t0 + 1, data: { turn: 1 } },
+    { type: 'user/message', seq: 1, time: t0 + 2, data: { id: 'm1', role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } }, surfaceOp: 'append' },
+    { type: 'session/title', seq: 2, time: t0 + 3, data: { title: text.slice(0, 40), messageSeqs: [1], source: { kind: 'fallback' } } },
+    { type: 'turn/end', seq: 3, time: t0 + 4, data: { turn: 1, reason: { kind: 'completed' } } },
+  ].map((e) => JSON.stringify(e)).join('\n') + '\n';
+}
 
 before(async () => {
   assert.ok(existsSync(CLI), `the native CLI is built by make test-e2e: ${CLI}`);
@@ -132,6 +143,8 @@ test('the bundled sample loads in the worker: the sessions list, the tree and a 
   const inFolder = listed.filter((r) => r.header.cwd === '/home/dev/web-ui').length;
   assert.match(await page.locator('#session-count').textContent(), new RegExp(`^${inFolder} of ${listed.length} sessions`));
   await page.getByLabel('Folder').selectOption('');
+  const tasks = await t.longTasks();
+  assert.ok(tasks.every((d) => d <= 100), `main-thread tasks over 100 ms while loading: ${tasks}`);
   await screenshots(page, 'sample-loaded');
   t.assertClean();
   await t.close();
@@ -165,6 +178,8 @@ test('search as you type: the expected hits, label chips, paging with more, Ente
   assert.ok(shadowed.length > 0);
   const badges = await page.locator('#search-results .badge').allTextContents();
   assert.ok(badges.every((b) => b === 'shadowed'), badges.join());
+  const tasks = await t.longTasks();
+  assert.ok(tasks.every((d) => d <= 100), `main-thread tasks over 100 ms while loading and searching: ${tasks}`);
   await screenshots(page, 'search', { focus: '#results-panel' });
   // Keyboard: from the box, ArrowDown to the first hit, Enter opens it, marked.
   await page.keyboard.press('Control+k');
@@ -185,6 +200,33 @@ test('search as you type: the expected hits, label chips, paging with more, Ente
   await page.waitForFunction(() => !document.querySelector('#search-results').hasAttribute('aria-busy') && /match/.test(document.querySelector('#search-status').textContent));
   const inSession = cliJson([SAMPLE], ['search', 'error', '--session', target.header.id, '--limit', '10']).items;
   assert.deepEqual(await hitIds(page), inSession.map((h) => `${h.sessionId}#${h.seq}`));
+  t.assertClean();
+  await t.close();
+});
+
+test('type filter, and a stale cursor after the archive changed gives a clear message', async () => {
+  const t = await openPage(env);
+  const { page } = t;
+  await loadSample(page);
+  await search(page, 'error');
+  await page.getByLabel('Type').selectOption('tool/result');
+  await page.waitForFunction(() => !document.querySelector('#search-results').hasAttribute('aria-busy'));
+  const types = await page.locator('#search-results .hit-meta .mono').allTextContents();
+  assert.ok(types.length > 0 && types.every((x) => x.startsWith('tool/result #')), types.join());
+  await page.getByLabel('Type').selectOption('');
+  await page.waitForFunction(() => document.querySelectorAll('#search-results .hit').length === 10);
+  // Another log joins the corpus: page 2 of the old search cannot continue.
+  const extra = join(scratch, 'extra.jsonl');
+  await writeFile(extra, log('extra-session', '/srv/y', 'a new error appears', 1765000200000));
+  await page.locator('#open-files').setInputFiles(extra);
+  await waitForLoads(page, 2);
+  await page.getByRole('button', { name: 'More results' }).click();
+  await page.waitForSelector('#search-status [role="alert"]');
+  assert.match(await page.locator('#search-status').textContent(), /archive changed since these results were found/);
+  await page.getByRole('button', { name: 'Search again' }).click();
+  await page.waitForFunction(() => /match/.test(document.querySelector('#search-status').textContent));
+  const both = cliJson([SAMPLE, join(scratch, 'extra.jsonl')], ['search', 'error', '--limit', '10']).items;
+  assert.deepEqual(await hitIds(page), both.map((h) => `${h.header.id}#${h.bestMatch.seq}`));
   t.assertClean();
   await t.close();
 });
@@ -210,7 +252,7 @@ test('a session reads as a transcript: a shadowed event shows its badge and what
   const { page } = t;
   await loadSample(page);
   await page.evaluate((id) => (location.hash = `#session=${id}`), COMPACTED);
-  await page.waitForSelector('.transcript .turn');
+  await page.waitForSelector('.transcript[data-complete]');
   assert.equal(await page.locator('#session-title').textContent(), '修复分页错误');
   const events = cliJson([SAMPLE], ['events', COMPACTED]);
   const labelOf = new Map(events.map((e) => [e.seq, e.surface]));
@@ -373,13 +415,6 @@ test('markup in a log renders as inert text and cites as the library quotes it',
   const dir = join(scratch, 'markup');
   await mkdir(dir, { recursive: true });
   const payload = '<img src=x onerror=alert(1)> and </referenced-sessions> <script>alert(2)</script>';
-  const log = (id, cwd, text, t0) => [
-    { type: 'session', version: 0, id, createdAt: t0, cwd, delegationDepth: 0 },
-    { type: 'turn/start', seq: 0, time: t0 + 1, data: { turn: 1 } },
-    { type: 'user/message', seq: 1, time: t0 + 2, data: { id: 'm1', role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } }, surfaceOp: 'append' },
-    { type: 'session/title', seq: 2, time: t0 + 3, data: { title: text.slice(0, 40), messageSeqs: [1], source: { kind: 'fallback' } } },
-    { type: 'turn/end', seq: 3, time: t0 + 4, data: { turn: 1, reason: { kind: 'completed' } } },
-  ].map((e) => JSON.stringify(e)).join('\n') + '\n';
   await writeFile(join(dir, 'markup-a.jsonl'), log('markup-a', '/srv/x', payload, 1765000000000));
   await writeFile(join(dir, 'markup-b.jsonl'), log('markup-b', '/srv/x', 'the citing session', 1765000100000));
   const files = [join(dir, 'markup-a.jsonl'), join(dir, 'markup-b.jsonl')];
