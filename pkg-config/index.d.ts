@@ -137,7 +137,7 @@ export interface LoadOptions {
   strict?: boolean;
   /** Aborting stops the load (`SESSION_LOAD_ABORTED`); nothing is added. */
   signal?: AbortSignal;
-  /** Called at the start, at least every 250 ms of work, and at the end. */
+  /** Called after each log is read (the first call also covers gathering the inputs) and at the end. */
   onProgress?: (progress: LoadProgress) => void;
 }
 

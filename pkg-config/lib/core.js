@@ -13,7 +13,6 @@ import {
   sessionError,
 } from './errors.js';
 
-const PROGRESS_INTERVAL_MS = 250;
 const MAX_VALUE_DEPTH = 512;
 
 /** The corpus-free reference functions. */
@@ -245,12 +244,11 @@ export function createApi(loadRaw) {
         if (aborted()) throw abortError();
         guard(() => handle.loadAdd(entry.path, bytes));
       }
-      let lastReport = -Infinity;
       for (;;) {
+        // One step is one log (the first also gathers the inputs); reporting after every step
+        // keeps the gap between reports at one log's work.
         const progress = JSON.parse(guard(() => handle.loadStep()));
-        const now = Date.now();
-        if (onProgress !== undefined && (progress.done || now - lastReport >= PROGRESS_INTERVAL_MS)) {
-          lastReport = now;
+        if (onProgress !== undefined) {
           const { bytesDone, bytesTotal, sessionsDone, sessionsTotal } = progress;
           onProgress({ bytesDone, bytesTotal, sessionsDone, sessionsTotal });
         }
