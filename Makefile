@@ -12,10 +12,9 @@ FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_TARGETS := json log_raw log_zstd zip_load entries_load uri mention
 WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
-WASM_PKG := www/pkg/dsh_session_search_bg.wasm
-WASM_PKG_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
+RUST_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 WWW_DEPS := www/node_modules/.installed
-CLI_RELEASE := target/release/dsh-session-search
+CLI_DEBUG := $${CARGO_TARGET_DIR:-target}/debug/dsh-session-search
 PKG_DIR := target/pkg
 PKG_VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' pkg-config/package.json)
 PKG_TARBALL := $(PKG_DIR)/dsh-session-search-$(PKG_VERSION).tgz
@@ -30,7 +29,7 @@ COMPONENT_DIR := target/component
 COMPONENT := $(COMPONENT_DIR)/dsh_session_search.wasm
 WASM_TOOLS_VERSION := 1.263.0
 
-.PHONY: help serve www-deps test setup fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential wasm-pkg pkg test-pkg pkg-tools component test-component bench fuzz fuzz-smoke fuzz-seeds clean
+.PHONY: help serve www-deps cli-debug test setup fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component bench fuzz fuzz-smoke fuzz-seeds clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -44,16 +43,6 @@ www-deps: $(WWW_DEPS) ## Install the packed package (and the e2e tools) into www
 # (the tarball is rebuilt from source), so `npm ci` installs whichever tarball `make pkg` made.
 $(WWW_DEPS): $(PKG_TARBALL) www/package.json www/package-lock.json
 	cd www && npm ci --no-audit --no-fund
-	@touch $@
-
-wasm-pkg: $(WASM_PKG) ## Build the viewer's wasm package (release) into www/pkg when missing or outdated.
-
-$(WASM_PKG): $(WASM_PKG_SOURCES)
-	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
-	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
-	cargo build --release --lib --no-default-features --target $(WASM_TARGET)
-	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir www/pkg \
-		"$${CARGO_TARGET_DIR:-target}/$(WASM_TARGET)/release/dsh_session_search.wasm"
 	@touch $@
 
 test: setup fmt-check lint test-native test-wasm test-e2e test-differential test-pkg test-component ## Run every test (installs what it lacks).
@@ -78,14 +67,14 @@ test-wasm: ## Build for wasm32 and run the wasm tests under Node.
 	cargo build --lib --no-default-features --target $(WASM_TARGET)
 	WASM_BINDGEN_TEST_ONLY_NODE=1 cargo test --no-default-features --target $(WASM_TARGET) --test wasm --test provider_contract --test snapshot
 
-test-e2e: www-deps $(CLI_RELEASE) ## Drive the viewer in Debian's Chromium (playwright-core; no browser download); screenshots in target/e2e/.
+test-e2e: www-deps cli-debug ## Drive the viewer in Debian's Chromium (playwright-core; no browser download); screenshots in target/e2e/.
 	node --test --test-concurrency=1 www/tests/viewer.test.mjs
 
 test-e2e-large: www-deps ## Load a generated 100,000-event archive in the viewer: progress every <= 250 ms, no long task > 100 ms.
 	node --test www/tests/large.test.mjs
 
-$(CLI_RELEASE): $(WASM_PKG_SOURCES)
-	cargo build --release --bin dsh-session-search
+cli-debug: ## Build the command line (debug, as test-native builds it): the e2e tests' native answers.
+	cargo build --bin dsh-session-search
 
 oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 	tests/oracle/run.sh $(ORACLE_DIR) $(ORACLE_SESSIONS) 1
@@ -95,7 +84,7 @@ test-differential: oracle ## Compare our reads with DSH's on the generated corpo
 
 pkg: $(PKG_TARBALL) ## Build the npm package (wasm for size, profile "pkg") and pack it to target/pkg/dsh-session-search-<version>.tgz.
 
-$(PKG_TARBALL): $(WASM_PKG_SOURCES) $(shell find pkg-config -type f) LICENSE $(PKG_TOOLS)
+$(PKG_TARBALL): $(RUST_SOURCES) $(shell find pkg-config -type f) LICENSE $(PKG_TOOLS)
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
 	CARGO_PROFILE_PKG_INHERITS=release CARGO_PROFILE_PKG_OPT_LEVEL=$(PKG_OPT_LEVEL) \

