@@ -19,9 +19,8 @@ fuzz_target!(|data: &[u8]| {
             bytes: data.to_vec(),
         };
         let report = corpus.load(vec![input], &options).expect("a non-strict load reports");
-        assert_eq!(
-            corpus.len(),
-            report.sessions.iter().filter(|s| s.outcome != "duplicate").count()
-        );
+        // Every session in the corpus was reported as added (a conflict may remove one again).
+        let added = report.sessions.iter().filter(|s| s.outcome == "added").count();
+        assert!(corpus.len() <= added, "{} sessions, {added} reported added", corpus.len());
     }
 });
