@@ -63,6 +63,9 @@ fn archive_options_json(options: &wit::ArchiveOptions) -> Json {
             ("maxJsonDepth", limits.max_json_depth),
             ("maxArchiveBytes", limits.max_archive_bytes),
             ("maxArchiveEntries", limits.max_archive_entries),
+            ("maxObjectKeys", limits.max_object_keys),
+            ("maxCompressionRatio", limits.max_compression_ratio),
+            ("maxLoadBytes", limits.max_load_bytes),
         ];
         let mut limits = JsonObject::new();
         for (key, value) in given {

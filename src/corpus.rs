@@ -1,7 +1,7 @@
 //! The logical corpus: one record per session id, built from gathered log files with fault
 //! isolation and a load report, plus DSH's exact reads over it.
 
-use crate::archive::{self, Binding, FileFailure, Input, InputSummary, LoadOptions, LogFile};
+use crate::archive::{self, Binding, FileFailure, Input, InputSummary, LoadBudget, LoadOptions, LogFile};
 use crate::error::{Error, ErrorCode};
 use crate::json::Json;
 use crate::log::{self, Encoding, SessionHeader, SessionLog};
@@ -127,6 +127,8 @@ pub struct LoadJob {
     report: LoadReport,
     pending: std::vec::IntoIter<LogFile>,
     progress: LoadProgress,
+    /// What is left of the load's decompression budget after gathering; logs spend the rest.
+    budget: LoadBudget,
     read: Vec<(LogFile, SessionLog)>,
     unreadable: Vec<(SessionHeader, Error)>,
 }
@@ -150,6 +152,7 @@ impl LoadJob {
             report,
             pending: gathered.logs.into_iter(),
             progress,
+            budget: gathered.budget,
             read: Vec::new(),
             unreadable: Vec::new(),
         }
@@ -167,7 +170,7 @@ impl LoadJob {
         };
         self.progress.bytes_done += file.bytes.len() as u64;
         self.progress.sessions_done += 1;
-        match read_bound(&file, &self.options) {
+        match read_bound(&file, &self.options, &self.budget) {
             Ok(log) => {
                 // The events hold everything a read needs: the file's bytes can go now.
                 file.bytes = Vec::new();
@@ -510,8 +513,12 @@ fn strict_failure(options: &LoadOptions, report: &LoadReport) -> Option<Error> {
 }
 
 /// Reads one file and checks its header against its location.
-fn read_bound(file: &LogFile, options: &LoadOptions) -> Result<SessionLog, (Option<String>, Error)> {
-    let log = log::read_log(&file.bytes, file.encoding, &options.limits)
+fn read_bound(
+    file: &LogFile,
+    options: &LoadOptions,
+    budget: &LoadBudget,
+) -> Result<SessionLog, (Option<String>, Error)> {
+    let log = log::read_log_within(&file.bytes, file.encoding, &options.limits, budget)
         .map_err(|e| (log::header_id(&file.bytes, file.encoding, &options.limits), e))?;
     let header = &log.header;
     let mismatch = |why: String| {

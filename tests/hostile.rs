@@ -855,3 +855,36 @@ fn bad_input_matrix() {
     }
     println!("{}", table.join("\n"));
 }
+
+/// What zstd logs decode to is spent from the one budget of their load: once it is used up,
+/// the next log fails with `SESSION_LOAD_LIMIT_EXCEEDED` and the ones before it stay loaded.
+#[test]
+fn zstd_decoding_spends_the_load_budget() {
+    let decoded = raw_log("a").len() as u64;
+    let inputs = ["a", "b", "c"]
+        .iter()
+        .map(|id| Input::File {
+            name: format!("{id}.jsonl.zstd"),
+            bytes: zstd_log(id),
+        })
+        .collect();
+    let options = LoadOptions {
+        max_load_bytes: decoded * 2 + decoded / 2,
+        ..LoadOptions::default()
+    };
+    let (corpus, report) = load_with(inputs, options);
+    assert_eq!(corpus.len(), 2, "{report:?}");
+    assert_eq!(report.failures.len(), 1, "{report:?}");
+    assert_eq!(report.failures[0].code, ErrorCode::LoadLimitExceeded);
+    let (corpus, report) = load_with(
+        ["a", "b", "c"]
+            .iter()
+            .map(|id| Input::File {
+                name: format!("{id}.jsonl.zstd"),
+                bytes: zstd_log(id),
+            })
+            .collect(),
+        LoadOptions::default(),
+    );
+    assert_eq!(corpus.len(), 3, "the default budget holds all three: {report:?}");
+}

@@ -166,6 +166,12 @@ test('the reference text functions answer as the native library, lone surrogates
 test('failures are error records with stable codes', () => {
   const tooBig = attempt(() => new api.Archive({ limits: { maxLineBytes: 2n ** 60n } }));
   assert.equal(tooBig.error?.code, 'SESSION_INVALID_ARGUMENT', 'an out-of-range limit fails the constructor');
+  const zero = attempt(() => new api.Archive({ limits: { maxCompressionRatio: 0n } }));
+  assert.equal(zero.error?.code, 'SESSION_LOAD_INVALID_OPTION', 'a zero bound is refused');
+  const tight = new api.Archive({ limits: { maxLoadBytes: 1n << 30n, maxObjectKeys: 4n } });
+  const header = '{"type":"session","version":0,"id":"s1","createdAt":1,"delegationDepth":0}\n';
+  const over = value(attempt(() => tight.load([{ path: 's1.jsonl', bytes: new TextEncoder().encode(header) }], { strict: false })));
+  assert.equal(over.failures?.[0]?.code, 'SESSION_LOAD_LIMIT_EXCEEDED', 'the keys-per-object bound reaches the library');
   const cjk = new api.Archive({ tokenizer: 'cjk', limits: { maxArchiveEntries: 10n } });
   assert.deepEqual(value(attempt(() => cjk.listSessions())), []);
   const archive = newArchive();
