@@ -9,7 +9,7 @@ ORACLE_SESSIONS ?= 240
 BENCH_EVENTS ?= 100000
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
-FUZZ_TARGETS := json log_raw log_zstd zip_load entries_load uri mention
+FUZZ_TARGETS := json log_raw log_zstd zip_load entries_load uri mention search_request snapshot_import prepare_render
 WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
 RUST_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
@@ -45,7 +45,7 @@ $(WWW_DEPS): $(PKG_TARBALL) www/package.json www/package-lock.json
 	cd www && npm ci --no-audit --no-fund
 	@touch $@
 
-test: setup fmt-check lint test-native test-wasm test-e2e test-differential test-pkg test-component ## Run every test (installs what it lacks).
+test: setup fmt-check lint test-native test-wasm test-e2e test-differential test-pkg test-component fuzz-smoke ## Run every test (installs what it lacks).
 
 setup: ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
