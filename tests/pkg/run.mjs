@@ -103,6 +103,8 @@ for (const [name, cmd, argv] of runtimes) {
 
 await step('node 20 API and error tests', () => run('node', ['--test', 'api.test.mjs'], { env: { ...process.env, PKG_SAMPLE_ZIP: inputs.zip, PKG_ROOT: inputs.root ?? '' } }).trim().split('\n').filter((l) => /^# (pass|fail)/.test(l)).join(', '));
 
+await step('node 20 under load: concurrent tasks, 100 load/free cycles', () => run('node', ['--test', 'soak.test.mjs'], { env: { ...process.env, PKG_SAMPLE_ZIP: inputs.zip } }).trim().split('\n').filter((l) => /^# (pass|fail|wasm memory)/.test(l)).join(', '));
+
 const { runBrowser } = await import('./browser.mjs');
 await step('chromium page and Web Worker', () => runBrowser({ app, tools, inputs, expected, mode: 'plain' }));
 await step('vite build, served and run in chromium', () => {

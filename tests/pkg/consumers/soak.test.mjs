@@ -1,0 +1,68 @@
+// Under load, in wasm: several JS tasks loading and searching at once answer as one task alone
+// does, and 100 load / search / free cycles leave the wasm memory where it was (wasm memory
+// never shrinks, so a cycle that kept anything would grow it).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { SessionArchive } from 'dsh-session-search';
+
+const zipBytes = readFileSync(process.env.PKG_SAMPLE_ZIP);
+const QUERIES = ['error', 'slow query', 'test', '修复'];
+
+async function loaded() {
+  const archive = await SessionArchive.create();
+  await archive.load([{ path: 'sample.zip', bytes: zipBytes }]);
+  return archive;
+}
+
+/** The answers of one task; cursors are bound to their archive, so only their presence counts. */
+async function answers(archive) {
+  const out = [];
+  for (const query of QUERIES) {
+    const { nextCursor, ...page } = await archive.searchSessions({ query, limit: 5 });
+    out.push(JSON.stringify({ ...page, more: nextCursor !== undefined }));
+  }
+  out.push(JSON.stringify(await archive.listSessions()));
+  return out;
+}
+
+/** The instance's memory: the package's own module, reached through its glue's `initSync`. */
+async function wasmMemory() {
+  const glue = new URL('./node_modules/dsh-session-search/wasm/dsh_session_search.js', import.meta.url);
+  const wasm = new URL('./node_modules/dsh-session-search/wasm/dsh_session_search_bg.wasm', import.meta.url);
+  const raw = await import(glue.href);
+  // Already initialised by the package: initSync hands back the live instance's exports.
+  return raw.initSync({ module: readFileSync(wasm) }).memory;
+}
+
+test('concurrent tasks, with their own archives and with one shared archive, answer as a serial run', async () => {
+  const alone = await loaded();
+  const serial = await answers(alone);
+  const own = await Promise.all(
+    Array.from({ length: 6 }, async () => {
+      const archive = await loaded();
+      const result = await answers(archive);
+      archive.free();
+      return result;
+    }),
+  );
+  for (const result of own) assert.deepEqual(result, serial);
+  const shared = await Promise.all(Array.from({ length: 6 }, () => answers(alone)));
+  for (const result of shared) assert.deepEqual(result, serial);
+  alone.free();
+});
+
+test('100 load / search / free cycles keep the wasm memory at its size', async () => {
+  const cycle = async () => {
+    const archive = await loaded();
+    await archive.searchSessions({ query: 'error' });
+    archive.free();
+  };
+  for (let i = 0; i < 5; i += 1) await cycle();
+  const memory = await wasmMemory();
+  const baseline = memory.buffer.byteLength;
+  for (let i = 0; i < 100; i += 1) await cycle();
+  const grown = memory.buffer.byteLength - baseline;
+  assert.ok(grown <= 4 << 20, `wasm memory grew by ${grown} bytes over 100 cycles (from ${baseline})`);
+  console.log(`wasm memory ${baseline} bytes before and after 100 cycles (grew ${grown})`);
+});
