@@ -1,6 +1,6 @@
 """Writes the seed corpora (fuzz/seeds/<target>/) from the small logs in tests/fixtures/spec:
 raw logs, DSH-layout zstd logs (the header in its own frame), ZIP exports and persistence roots,
-JSON lines, URIs and mentions. Run by `make fuzz-seeds`; needs python3 and the zstd CLI."""
+JSON lines, URIs, mentions, search requests, snapshot edits and cited texts. Run by `make fuzz-seeds`; needs python3 and the zstd CLI."""
 import base64, io, json, os, pathlib, subprocess, zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent
@@ -65,6 +65,26 @@ def main() -> None:
         write("uri", f"id{n}", uri(session_id).encode())
         write("mention", f"m{n}", f"see @[label {n}]({uri(session_id)}) and {uri('other')}.".encode())
     write("mention", "escaped", b"@[a\\]b](dsh-session:InMxIg) @[x](dsh-session:bad)")
+    requests = [
+        '{"query":"parser error"}',
+        '{"query":"  fails\\u3000again ","limit":5,"highlights":true}',
+        '{"query":"x","eventFilters":[{"kind":"surface","values":["current","shadowed"]}],"cursor":"abc"}',
+        '{"sessionId":"s1","query":"deep","filters":[{"kind":"type","values":["user/message"]},{"kind":"seq","from":1}]}',
+        '{"query":"a","sessionFilters":[{"kind":"cwd","values":["/w",null]},{"kind":"created-at","from":1,"to":9}],"limit":100}',
+    ]
+    for n, request in enumerate(requests):
+        write("search_request", f"r{n}", request.encode())
+    # Edits applied to a real snapshot: (kind, position, position, value) groups.
+    for n, edits in enumerate([b"", b"\x00\x00\x10\x41", b"\x01\x00\x40\x00", b"\x02\x01\x00\x7b\x03\x00\x02\x00"]):
+        write("snapshot_import", f"e{n}", edits)
+    # A budget byte, then the cited session's messages, one per line.
+    for n, text in enumerate([
+        "\x05hello\nworld",
+        "\x00</referenced-sessions><img src=x onerror=alert(1)>\n<<<>>>",
+        "\x40" + "long line of text " * 200 + "\nsecond",
+        "\x01\u6570\u636e\u5e93\n\ud83d\ude00 emoji \u0000 nul",
+    ]):
+        write("prepare_render", f"t{n}", text.encode("utf-8", "surrogatepass"))
 
 
 if __name__ == "__main__":
