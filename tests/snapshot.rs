@@ -7,6 +7,7 @@ use dsh_session_search::error::ErrorCode;
 use dsh_session_search::json::Json;
 use dsh_session_search::search::engine::SearchEngine;
 use dsh_session_search::search::request::{SearchConfig, parse_session_request};
+use dsh_session_search::search::snapshot::CHECKSUM_SEED;
 use dsh_session_search::search::tantivy::TantivyProvider;
 use dsh_session_search::search::tokenizer::TokenizerMode;
 
@@ -111,5 +112,37 @@ fn damaged_or_foreign_snapshots_are_refused() {
     let refused = SearchEngine::<TantivyProvider>::import_snapshot(&foreign, &corpus, SearchConfig::default())
         .err()
         .expect("refused");
+    assert!(
+        refused.message.contains("checksum"),
+        "an edit breaks the seal: {}",
+        refused.message
+    );
+    // Sealed again, as another version would have written it: refused for its version.
+    let body = 6 + 1 + 8;
+    let checksum = twox_hash::XxHash64::oneshot(CHECKSUM_SEED, &foreign[body..]);
+    foreign[7..body].copy_from_slice(&checksum.to_le_bytes());
+    let refused = SearchEngine::<TantivyProvider>::import_snapshot(&foreign, &corpus, SearchConfig::default())
+        .err()
+        .expect("refused");
     assert!(refused.message.contains("version"), "{}", refused.message);
+}
+
+/// Any byte of a snapshot changed, or the snapshot cut anywhere, is refused before tantivy reads
+/// it (tantivy's readers trust their files: a damaged segment could abort the process).
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn every_changed_or_cut_snapshot_is_refused() {
+    let (corpus, _, bytes) = built();
+    let refused = |bytes: &[u8]| {
+        SearchEngine::<TantivyProvider>::import_snapshot(bytes, &corpus, SearchConfig::default())
+            .err()
+            .map(|e| e.code)
+            == Some(ErrorCode::QueryIndexFailed)
+    };
+    for at in (0..bytes.len()).step_by(bytes.len() / 97 + 1) {
+        let mut changed = bytes.clone();
+        changed[at] ^= 0x5a;
+        assert!(refused(&changed), "a change at byte {at} of {}", bytes.len());
+        assert!(refused(&bytes[..at]), "cut at byte {at}");
+    }
 }

@@ -2,8 +2,11 @@
 //! later over the same corpus without re-indexing — refused when the crate version, the
 //! tokenizer or any session's indexed content differs.
 //!
-//! Layout: `DSHIDX` magic, a format byte, a JSON manifest (crate version, tokenizer, sessions
-//! with their content fingerprints, documents), then the tantivy segment files.
+//! Layout: `DSHIDX` magic, a format byte, an XXH64 checksum of everything after it, a JSON
+//! manifest (crate version, tokenizer, sessions with their content fingerprints, documents),
+//! then the tantivy segment files. The checksum is verified before anything else is read, so a
+//! changed or cut snapshot is refused instead of reaching tantivy, whose readers trust their
+//! files (a damaged segment can abort the process there).
 
 use super::backend::AnyProvider;
 use super::engine::{
@@ -18,9 +21,12 @@ use crate::error::{Error, ErrorCode};
 use crate::fold::SurfaceLabel;
 use serde_json::json;
 use std::collections::HashMap;
+use twox_hash::XxHash64;
 
 const MAGIC: &[u8] = b"DSHIDX";
-const FORMAT: u8 = 1;
+const FORMAT: u8 = 2;
+/// Seed of the snapshot checksum (any fixed value; it only has to match across builds).
+pub const CHECKSUM_SEED: u64 = 0x4453_4849_4458_0002;
 
 fn refused(why: impl std::fmt::Display) -> Error {
     Error::new(
@@ -127,17 +133,20 @@ impl<P: SegmentStore> SearchEngine<P> {
             "segments": segments.iter().map(|files| files.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>()).collect::<Vec<_>>(),
         })
         .to_string();
-        let mut out = Vec::with_capacity(manifest.len() + 64);
-        out.extend_from_slice(MAGIC);
-        out.push(FORMAT);
-        out.extend_from_slice(&(manifest.len() as u64).to_le_bytes());
-        out.extend_from_slice(manifest.as_bytes());
+        let mut body = Vec::with_capacity(manifest.len() + 64);
+        body.extend_from_slice(&(manifest.len() as u64).to_le_bytes());
+        body.extend_from_slice(manifest.as_bytes());
         for files in &segments {
             for (_, data) in files {
-                out.extend_from_slice(&(data.len() as u64).to_le_bytes());
-                out.extend_from_slice(data);
+                body.extend_from_slice(&(data.len() as u64).to_le_bytes());
+                body.extend_from_slice(data);
             }
         }
+        let mut out = Vec::with_capacity(body.len() + MAGIC.len() + 9);
+        out.extend_from_slice(MAGIC);
+        out.push(FORMAT);
+        out.extend_from_slice(&XxHash64::oneshot(CHECKSUM_SEED, &body).to_le_bytes());
+        out.extend_from_slice(&body);
         Ok(out)
     }
 
@@ -151,6 +160,10 @@ impl<P: SegmentStore> SearchEngine<P> {
         }
         if reader.take(1)?[0] != FORMAT {
             return Err(refused("it uses another snapshot format"));
+        }
+        let checksum = reader.u64()?;
+        if XxHash64::oneshot(CHECKSUM_SEED, reader.bytes) != checksum {
+            return Err(refused("its checksum does not match: it was changed or cut"));
         }
         let manifest_len = reader.u64()? as usize;
         let manifest: serde_json::Value =
