@@ -562,10 +562,10 @@ fn read_bound(
 /// One id in two project directories of one persistence root is a layout error for both.
 fn reject_ids_repeated_in_one_root(read: &mut Vec<(LogFile, SessionLog)>, report: &mut LoadReport) {
     let key = |file: &LogFile, log: &SessionLog| match &file.binding {
-        Binding::PersistenceRoot { root, .. } => Some((file.input.clone(), root.clone(), log.header.id.clone())),
+        Binding::PersistenceRoot { root, .. } => Some((file.input_index, root.clone(), log.header.id.clone())),
         _ => None,
     };
-    let mut counts: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    let mut counts: BTreeMap<(usize, String, String), usize> = BTreeMap::new();
     for (file, log) in read.iter() {
         if let Some(k) = key(file, log) {
             *counts.entry(k).or_default() += 1;

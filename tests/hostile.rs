@@ -888,3 +888,21 @@ fn zstd_decoding_spends_the_load_budget() {
     );
     assert_eq!(corpus.len(), 3, "the default budget holds all three: {report:?}");
 }
+
+/// Two inputs with the same label (the same folder name picked twice) are two roots, not one:
+/// their sessions are duplicates of each other, never a layout error.
+#[test]
+fn inputs_sharing_a_label_are_separate_roots() {
+    let root = || Input::Entries {
+        name: "sessions".into(),
+        entries: vec![
+            (root_entry("s1", false), raw_log("s1")),
+            (root_entry("s2", false), raw_log("s2")),
+        ],
+    };
+    let (corpus, report) = load_with(vec![root(), root()], LoadOptions::default());
+    assert!(report.failures.is_empty(), "{report:?}");
+    assert_eq!(corpus.len(), 2);
+    let outcomes: Vec<&str> = report.sessions.iter().map(|s| s.outcome).collect();
+    assert_eq!(outcomes, ["added", "added", "duplicate", "duplicate"]);
+}

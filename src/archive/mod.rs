@@ -193,6 +193,9 @@ pub enum Binding {
 pub struct LogFile {
     /// The input's label.
     pub input: String,
+    /// The input's position in its load: two inputs may share a label (the same file name
+    /// picked from two folders), but never a position.
+    pub input_index: usize,
     /// The path inside the input (`""` when the input is the file itself).
     pub path: String,
     /// How the bytes are encoded.
@@ -437,6 +440,7 @@ fn classify(label: &str, tree: Vec<(String, Vec<u8>)>, summary: &mut InputSummar
         };
         logs.push(LogFile {
             input: label.into(),
+            input_index: gathered.inputs.len(),
             path,
             encoding,
             bytes,
