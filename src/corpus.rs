@@ -508,8 +508,22 @@ fn strict_failure(options: &LoadOptions, report: &LoadReport) -> Option<Error> {
     let first = report.failures.first().filter(|_| options.strict)?;
     Some(Error::new(
         ErrorCode::QueryPersistenceFailed,
-        format!("{} {}: {}: {}", first.input, first.path, first.code, first.message),
+        format!(
+            "{}: {}: {}",
+            location(&first.input, &first.path),
+            first.code,
+            first.message
+        ),
     ))
+}
+
+/// `input` or `input path` (a file loaded as itself has no inner path).
+fn location(input: &str, path: &str) -> String {
+    if path.is_empty() {
+        input.to_owned()
+    } else {
+        format!("{input} {path}")
+    }
 }
 
 /// Reads one file and checks its header against its location.

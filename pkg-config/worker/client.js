@@ -3,14 +3,7 @@
 // class, `name`, `code` and `message`; onProgress, spill and AbortSignal work across the boundary.
 import { argumentError, fromTransferable, SessionArgumentError } from '../lib/errors.js';
 
-export {
-  SessionError,
-  SessionQueryError,
-  SessionReferenceError,
-  SessionLoadError,
-  SessionArgumentError,
-  SessionInternalError,
-} from '../lib/errors.js';
+export * from '../lib/exports.js';
 
 /** The methods whose last parameter is an options object that may hold a signal. */
 const OPTION_POSITION = { load: 1, searchSessions: 1, searchEvents: 1, listCandidates: 3, prepare: 3 };
