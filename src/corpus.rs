@@ -103,6 +103,8 @@ pub struct Corpus {
     unreadable: BTreeMap<String, (SessionHeader, Error)>,
     generation: u64,
     session_generations: BTreeMap<String, u64>,
+    /// Moves with a session's generation except when its events only grew at the end.
+    session_lineages: BTreeMap<String, u64>,
 }
 
 /// How far a load has got: log bytes and logs read so far, of all gathered.
@@ -414,7 +416,7 @@ impl Corpus {
             .ok_or_else(|| Error::new(ErrorCode::QuerySessionNotFound, format!("session {id:?} is not live")))?;
         log::append_live(log, events)?;
         let count = log.events.len();
-        self.touch(id);
+        self.touch_grown(id);
         Ok(count)
     }
 
@@ -428,8 +430,21 @@ impl Corpus {
     }
 
     fn touch(&mut self, id: &str) {
+        self.touch_grown(id);
+        *self.session_lineages.entry(id.to_owned()).or_default() += 1;
+    }
+
+    /// Marks a change that only added events at the end of `id`'s log.
+    fn touch_grown(&mut self, id: &str) {
         self.generation += 1;
         *self.session_generations.entry(id.to_owned()).or_default() += 1;
+    }
+
+    /// Changes whenever this session's observed events change other than by growing at the
+    /// end (a load replacing it, a live copy added or closed). While it holds, every event an
+    /// earlier observer saw is unchanged, and so are the labels of all but those shadowed since.
+    pub fn session_lineage(&self, id: &str) -> u64 {
+        self.session_lineages.get(id).copied().unwrap_or_default()
     }
 
     /// Changes whenever this session's observed state changes (its events or its source).

@@ -89,6 +89,14 @@ impl SearchProvider for AnyProvider {
         delegate!(self, p => p.replace_session(session, docs))
     }
 
+    fn appends(&self) -> bool {
+        delegate!(self, p => p.appends())
+    }
+
+    fn append_documents(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
+        delegate!(self, p => p.append_documents(session, docs))
+    }
+
     fn remove_session(&mut self, session: &str) -> Result<(), Error> {
         delegate!(self, p => p.remove_session(session))
     }

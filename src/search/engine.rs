@@ -2,13 +2,13 @@
 //! sessions are re-indexed), runs `searchSessions` / `searchEvents` with DSH's filters, order,
 //! grouping, paging, snippets and cursors. Providers only find phrase occurrences.
 
+use super::build::Build;
 use super::rank::{
     MatchStats, RankKey, compare_events, compare_sessions, merge_spans, snippet, snippet_with_highlights,
 };
 use super::request::{EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, sanitize_text};
 use super::tokenizer::{TokenizerMode, Tokens, tokenize};
 use crate::corpus::{Corpus, SessionRecord};
-use crate::documents::session_documents;
 use crate::documents::{EventRecord, extract_text};
 use crate::error::{Error, ErrorCode};
 use crate::filters::{EventFilter, SessionFilter, session_matches};
@@ -55,6 +55,19 @@ pub(super) type DocIdMap<V> = HashMap<DocId, V, BuildHasherDefault<DocIdHasher>>
 pub trait SearchProvider {
     /// Indexes (or re-indexes) the documents of one session; `docs` are `(id, sanitised text)`.
     fn replace_session(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error>;
+    /// Whether [`SearchProvider::append_documents`] works here; where it does not, the engine
+    /// hands over whole sessions.
+    fn appends(&self) -> bool {
+        false
+    }
+    /// Adds documents to a session already given by `replace_session` (an index built in
+    /// steps, a live session that grew). Only called when [`SearchProvider::appends`].
+    fn append_documents(&mut self, session: &str, _docs: &[(DocId, &str)]) -> Result<(), Error> {
+        Err(Error::new(
+            ErrorCode::QueryIndexFailed,
+            format!("this index cannot add to session {session:?} in place"),
+        ))
+    }
     /// Drops one session's documents.
     fn remove_session(&mut self, session: &str) -> Result<(), Error>;
     /// Every document (of `session`, if given) whose token stream contains `phrase`
@@ -97,6 +110,22 @@ impl SearchProvider for ScanProvider {
             })
             .collect();
         self.sessions.insert(session.to_owned(), streams);
+        Ok(())
+    }
+
+    fn appends(&self) -> bool {
+        true
+    }
+
+    fn append_documents(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
+        let mode = self.mode;
+        let streams = self.sessions.entry(session.to_owned()).or_default();
+        for (id, text) in docs {
+            streams.push((
+                *id,
+                tokenize(text, mode).into_iter().map(|t| t.text.into_owned()).collect(),
+            ));
+        }
         Ok(())
     }
 
@@ -182,6 +211,15 @@ impl Interner {
 
 pub(super) struct IndexedSession {
     pub(super) generation: u64,
+    /// The corpus's lineage of the session when indexed: while it holds, the session can be
+    /// grown in place.
+    pub(super) lineage: u64,
+    /// Events indexed (the next to read when the session grows).
+    pub(super) events: usize,
+    /// Replacements folded when indexed (those after it shadow indexed documents).
+    pub(super) replacements: usize,
+    /// The wrapping sum of the documents' hashes (see `build::session_fingerprint`).
+    pub(super) docs_sum: u64,
     pub(super) live: bool,
     pub(super) persisted: bool,
     pub(super) record: SessionRecord,
@@ -337,6 +375,8 @@ pub struct SearchEngine<P: SearchProvider> {
     pub(super) next_doc: DocId,
     pub(super) next_epoch: u64,
     pub(super) generation: u64,
+    /// The index build under way (`index_step`).
+    pub(super) build: Build,
 }
 
 /// The header as DSH's index stores it: `origin` is not carried.
@@ -382,29 +422,9 @@ fn instance_nonce() -> u64 {
     entropy ^ count.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// A content hash of one indexed session: its listing record and every document with its
-/// sanitised text.
-pub(super) fn session_fingerprint<'a>(
-    record: &SessionRecord,
-    docs: impl Iterator<Item = (&'a DocMeta, &'a str)>,
-) -> u64 {
-    let mut hash = fnv1a_update(FNV_OFFSET, &serde_json::to_string(record).unwrap_or_default());
-    for (doc, text) in docs {
-        let meta = format!(
-            "\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}",
-            doc.seq,
-            doc.kind,
-            doc.time,
-            doc.surface.as_str()
-        );
-        hash = fnv1a_update(fnv1a_update(hash, &meta), text);
-    }
-    hash
-}
+pub(super) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
-fn fnv1a_update(hash: u64, text: &str) -> u64 {
+pub(super) fn fnv1a_update(hash: u64, text: &str) -> u64 {
     text.bytes()
         .fold(hash, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
@@ -434,6 +454,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             next_doc: 0,
             next_epoch: 0,
             generation: 0,
+            build: Build::default(),
         }
     }
 
@@ -445,90 +466,6 @@ impl<P: SearchProvider> SearchEngine<P> {
     /// The tokenizer mode documents and queries go through.
     pub fn tokenizer(&self) -> TokenizerMode {
         self.mode
-    }
-
-    /// Brings the index up to date with `corpus`, re-indexing only sessions whose observed
-    /// state changed. Returns how many sessions were (re)indexed or removed.
-    pub fn reconcile(&mut self, corpus: &Corpus) -> Result<usize, Error> {
-        let mut changed = 0;
-        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
-        for (id, source) in corpus.sources() {
-            seen.insert(id.clone());
-            let generation = corpus.session_generation(id);
-            if let Some(indexed) = self.sessions.get(id)
-                && indexed.generation == generation
-                && indexed.live == source.live
-                && indexed.persisted == source.persisted
-            {
-                continue;
-            }
-            let documents = session_documents(&source.log.header.raw_id, &source.log.events, &source.log.surface);
-            let session: Arc<str> = Arc::from(id.as_str());
-            let mut ids = Vec::with_capacity(documents.len());
-            let mut texts = Vec::with_capacity(documents.len());
-            for document in documents {
-                let text = sanitize_text(&document.text.to_lossy());
-                let doc_id = self.next_doc;
-                self.next_doc += 1;
-                ids.push(doc_id);
-                self.docs.insert(
-                    doc_id,
-                    DocMeta {
-                        session: Arc::clone(&session),
-                        seq: document.record.seq,
-                        kind: self.kinds.get(&document.record.kind),
-                        time: document.record.time,
-                        surface: document.record.surface,
-                        length: text.chars().count() as u64,
-                    },
-                );
-                texts.push(text);
-            }
-            let batch: Vec<(DocId, &str)> = ids.iter().zip(&texts).map(|(d, t)| (*d, t.as_str())).collect();
-            self.provider.replace_session(id, &batch)?;
-            self.next_epoch += 1;
-            let record = SessionRecord {
-                header: source.log.header.clone(),
-                live: source.live,
-                persisted: source.persisted,
-            };
-            let fingerprint = session_fingerprint(
-                &record,
-                ids.iter().zip(&texts).map(|(d, t)| (&self.docs[d], t.as_str())),
-            );
-            if let Some(old) = self.sessions.insert(
-                id.clone(),
-                IndexedSession {
-                    generation,
-                    live: source.live,
-                    persisted: source.persisted,
-                    record,
-                    docs: ids,
-                    epoch: self.next_epoch,
-                    fingerprint,
-                },
-            ) {
-                for doc in old.docs {
-                    self.docs.remove(&doc);
-                }
-            }
-            changed += 1;
-        }
-        let gone: Vec<String> = self.sessions.keys().filter(|k| !seen.contains(*k)).cloned().collect();
-        for id in gone {
-            if let Some(old) = self.sessions.remove(&id) {
-                for doc in old.docs {
-                    self.docs.remove(&doc);
-                }
-            }
-            self.provider.remove_session(&id)?;
-            changed += 1;
-        }
-        if changed > 0 {
-            self.provider.commit()?;
-            self.generation += 1;
-        }
-        Ok(changed)
     }
 
     fn encode_cursor(&self, scope: &str, fingerprint: &str, generation: &str, offset: u64) -> String {

@@ -1,5 +1,6 @@
 //! Full-text search over the documents of a corpus (spec 04): the tokenizer that defines recall.
 pub mod backend;
+pub mod build;
 pub mod engine;
 pub mod rank;
 pub mod request;

@@ -9,9 +9,8 @@
 //! files (a damaged segment can abort the process there).
 
 use super::backend::AnyProvider;
-use super::engine::{
-    DocId, DocIdMap, DocMeta, IndexedSession, Interner, SearchEngine, document_text, session_fingerprint,
-};
+use super::build::{docs_sum, session_fingerprint};
+use super::engine::{DocId, DocIdMap, DocMeta, IndexedSession, Interner, SearchEngine, document_text};
 use super::request::SearchConfig;
 use super::tantivy::{SegmentFiles, TantivyProvider};
 use super::tokenizer::TokenizerMode;
@@ -24,7 +23,7 @@ use std::collections::HashMap;
 use twox_hash::XxHash64;
 
 const MAGIC: &[u8] = b"DSHIDX";
-const FORMAT: u8 = 2;
+const FORMAT: u8 = 3;
 /// Seed of the snapshot checksum (any fixed value; it only has to match across builds).
 pub const CHECKSUM_SEED: u64 = 0x4453_4849_4458_0002;
 
@@ -240,6 +239,7 @@ impl<P: SegmentStore> SearchEngine<P> {
                     .iter()
                     .zip(&stored)
                     .all(|(c, (_, s))| super::request::sanitize_text(&c.text.to_lossy()) == *s);
+            let docs_sum = docs_sum(stored.iter().copied());
             let expected = session_fingerprint(&record, stored.iter().copied());
             if !same_texts || format!("{expected:016x}") != *fingerprint {
                 return Err(refused(format!("session {id:?} changed since it was indexed")));
@@ -249,6 +249,10 @@ impl<P: SegmentStore> SearchEngine<P> {
                 id.clone(),
                 IndexedSession {
                     generation: corpus.session_generation(id),
+                    lineage: corpus.session_lineage(id),
+                    events: source.log.events.len(),
+                    replacements: source.log.surface.replacements.len(),
+                    docs_sum,
                     live: source.live,
                     persisted: source.persisted,
                     record,

@@ -111,6 +111,18 @@ impl SessionDocs {
         SessionDocs { ids, span }
     }
 
+    /// Adds ids (a build in steps, a session that grew); the span holds while they continue it.
+    fn extend(&mut self, ids: impl IntoIterator<Item = DocId>) {
+        for id in ids {
+            self.span = match self.span.take() {
+                Some(span) if id == span.end() + 1 => Some(*span.start()..=id),
+                None if self.ids.is_empty() => Some(id..=id),
+                _ => None,
+            };
+            self.ids.insert(id);
+        }
+    }
+
     fn contains(&self, id: DocId) -> bool {
         match &self.span {
             Some(span) => span.contains(&id),
@@ -276,11 +288,23 @@ impl TantivyProvider {
 impl SearchProvider for TantivyProvider {
     fn replace_session(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
         self.remove_session(session)?;
-        let ids: HashSet<DocId> = docs.iter().map(|(id, _)| *id).collect();
-        for id in &ids {
+        self.by_session
+            .insert(session.to_owned(), SessionDocs::new(HashSet::new()));
+        self.append_documents(session, docs)
+    }
+
+    fn appends(&self) -> bool {
+        true
+    }
+
+    fn append_documents(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
+        for (id, _) in docs {
             self.live.insert(*id);
         }
-        self.by_session.insert(session.to_owned(), SessionDocs::new(ids));
+        self.by_session
+            .entry(session.to_owned())
+            .or_insert_with(|| SessionDocs::new(HashSet::new()))
+            .extend(docs.iter().map(|(id, _)| *id));
         if docs.is_empty() {
             return Ok(());
         }

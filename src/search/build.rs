@@ -1,0 +1,551 @@
+//! Bringing the search index up to date with the corpus, a bounded amount of text at a time.
+//! The sessions whose observed state changed are (re)indexed, those gone from the corpus are
+//! dropped, and one commit at the end publishes the result: the engine's generation, which
+//! cursors are bound to, moves only then. A live session that only grew since it was indexed
+//! costs its new events (plus the documents its new compactions shadowed), under ids that are
+//! new; everything else keeps its ids. Each step re-reads which sessions are stale, so a corpus
+//! that changes between steps is followed, never indexed half-old.
+
+use super::engine::{DocId, DocMeta, FNV_OFFSET, IndexedSession, SearchEngine, SearchProvider, fnv1a_update};
+use super::request::sanitize_text;
+use crate::corpus::{Corpus, SessionRecord, Source};
+use crate::documents::{EventRecord, session_documents};
+use crate::error::Error;
+use crate::fold::SurfaceLabel;
+use serde::Serialize;
+use std::sync::Arc;
+
+/// How far an index build has got. Counts cover the build under way (or just finished).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexProgress {
+    /// Sessions (re)indexed or dropped so far.
+    pub sessions_done: usize,
+    /// Sessions this build (re)indexes or drops.
+    pub sessions_total: usize,
+    /// Events read so far.
+    pub events_done: u64,
+    /// Events this build reads.
+    pub events_total: u64,
+    /// Whether the index is up to date (and published).
+    pub done: bool,
+}
+
+/// A build under way.
+#[derive(Default)]
+pub(super) struct Build {
+    sessions_done: usize,
+    events_done: u64,
+    /// Sessions changed since the last commit (what `reconcile` reports).
+    changed: usize,
+    current: Option<Partial>,
+}
+
+/// A session whose documents are being handed to the provider.
+struct Partial {
+    id: String,
+    /// The corpus generation of the session when this started: if it moves, start again.
+    generation: u64,
+    /// The next event to read.
+    next_event: usize,
+    /// Events already indexed before this started (a session that grew).
+    grown_from: Option<usize>,
+    ids: Vec<DocId>,
+    docs_sum: u64,
+}
+
+/// What a step may spend: bytes of document text (each event counts at least one).
+pub const UNBOUNDED: u64 = u64::MAX;
+
+impl<P: SearchProvider> SearchEngine<P> {
+    /// Brings the index up to date with `corpus` in one go. Returns how many sessions were
+    /// (re)indexed or removed.
+    pub fn reconcile(&mut self, corpus: &Corpus) -> Result<usize, Error> {
+        loop {
+            if let (progress, changed) = self.step(corpus, UNBOUNDED)?
+                && progress.done
+            {
+                return Ok(changed);
+            }
+        }
+    }
+
+    /// Indexes about `budget` bytes of document text (at least one event, and whole sessions
+    /// where the provider cannot add to a session in place), then reports progress. Call
+    /// until `done`; a search in between finishes the build first.
+    pub fn index_step(&mut self, corpus: &Corpus, budget: u64) -> Result<IndexProgress, Error> {
+        Ok(self.step(corpus, budget)?.0)
+    }
+
+    /// One step, and (once done) how many sessions the whole build changed.
+    fn step(&mut self, corpus: &Corpus, budget: u64) -> Result<(IndexProgress, usize), Error> {
+        self.check_current(corpus)?;
+        let mut stale = self.stale_sessions(corpus);
+        let mut spent = 0;
+        while spent < budget {
+            if self.build.current.is_none() {
+                let Some(id) = stale.pop() else { break };
+                self.build.current = Some(self.start(corpus, id)?);
+            }
+            spent += self.advance(corpus, budget - spent)?;
+        }
+        if self.build.current.is_some() || !stale.is_empty() {
+            return Ok((self.progress(corpus, &stale, false), 0));
+        }
+        self.drop_gone(corpus)?;
+        let progress = self.progress(corpus, &stale, true);
+        let changed = self.build.changed;
+        if changed > 0 {
+            self.provider.commit()?;
+            self.generation += 1;
+        }
+        self.build = Build::default();
+        Ok((progress, changed))
+    }
+
+    /// Sessions to (re)index, the next one last; the one under way is not among them.
+    fn stale_sessions(&self, corpus: &Corpus) -> Vec<String> {
+        let current = self.build.current.as_ref().map(|p| p.id.as_str());
+        let mut stale: Vec<String> = corpus
+            .sources()
+            .filter(|(id, source)| Some(id.as_str()) != current && self.is_stale(corpus, id, source))
+            .map(|(id, _)| id.clone())
+            .collect();
+        stale.reverse();
+        stale
+    }
+
+    fn is_stale(&self, corpus: &Corpus, id: &str, source: &Source<'_>) -> bool {
+        self.sessions.get(id).is_none_or(|indexed| {
+            indexed.generation != corpus.session_generation(id)
+                || indexed.live != source.live
+                || indexed.persisted != source.persisted
+        })
+    }
+
+    /// Where an indexed session can be grown from instead of re-indexed: its events only
+    /// grew at the end and nothing else about it changed.
+    fn growth_base(&self, corpus: &Corpus, id: &str, source: &Source<'_>) -> Option<usize> {
+        let indexed = self.sessions.get(id)?;
+        (self.provider.appends()
+            && indexed.lineage == corpus.session_lineage(id)
+            && indexed.live == source.live
+            && indexed.persisted == source.persisted
+            && source.log.events.len() >= indexed.events)
+            .then_some(indexed.events)
+    }
+
+    fn start(&mut self, corpus: &Corpus, id: String) -> Result<Partial, Error> {
+        let source = corpus.source(&id)?;
+        let grown_from = self.growth_base(corpus, &id, &source);
+        let (ids, docs_sum) = match grown_from {
+            Some(_) => {
+                let indexed = &self.sessions[&id];
+                (indexed.docs.clone(), indexed.docs_sum)
+            }
+            None => {
+                if self.provider.appends() {
+                    // Clears the session; its documents follow in batches.
+                    self.provider.replace_session(&id, &[])?;
+                }
+                (Vec::new(), 0)
+            }
+        };
+        Ok(Partial {
+            generation: corpus.session_generation(&id),
+            next_event: grown_from.unwrap_or(0),
+            grown_from,
+            ids,
+            docs_sum,
+            id,
+        })
+    }
+
+    /// Abandons the session under way if the corpus moved under it: its documents so far
+    /// (and the provider's older ones) are dropped, and it is indexed afresh.
+    fn check_current(&mut self, corpus: &Corpus) -> Result<(), Error> {
+        let Some(partial) = &self.build.current else {
+            return Ok(());
+        };
+        if corpus.session_generation(&partial.id) == partial.generation && corpus.source(&partial.id).is_ok() {
+            return Ok(());
+        }
+        let partial = self.build.current.take().expect("checked above");
+        let kept = self
+            .sessions
+            .remove(&partial.id)
+            .map(|old| old.docs)
+            .unwrap_or_default();
+        for doc in partial.ids.iter().chain(&kept) {
+            self.docs.remove(doc);
+        }
+        self.provider.remove_session(&partial.id)?;
+        self.build.changed += 1;
+        Ok(())
+    }
+
+    /// Hands the session under way about `budget` bytes more; finishes it at its end.
+    fn advance(&mut self, corpus: &Corpus, budget: u64) -> Result<u64, Error> {
+        let mut partial = self.build.current.take().expect("a session under way");
+        let source = corpus.source(&partial.id)?;
+        let whole = !self.provider.appends();
+        let from = partial.next_event;
+        let batch = read_batch(&source, from, if whole { UNBOUNDED } else { budget });
+        let session: Arc<str> = Arc::from(partial.id.as_str());
+        let mut handed = Vec::with_capacity(batch.documents.len());
+        for (record, text) in &batch.documents {
+            let meta = DocMeta {
+                session: Arc::clone(&session),
+                seq: record.seq,
+                kind: self.kinds.get(&record.kind),
+                time: record.time,
+                surface: record.surface,
+                length: text.chars().count() as u64,
+            };
+            let doc_id = self.allocate_doc();
+            partial.docs_sum = partial.docs_sum.wrapping_add(doc_hash(&meta, text));
+            partial.ids.push(doc_id);
+            self.docs.insert(doc_id, meta);
+            handed.push((doc_id, text.as_str()));
+        }
+        if whole {
+            // Providers without appends take whole sessions, even empty ones (which clears them).
+            self.provider.replace_session(&partial.id, &handed)?;
+        } else if !handed.is_empty() {
+            self.provider.append_documents(&partial.id, &handed)?;
+        }
+        partial.next_event = batch.end;
+        self.build.events_done += (batch.end - from) as u64;
+        if batch.end == source.log.events.len() {
+            self.finish(corpus, partial)?;
+        } else {
+            self.build.current = Some(partial);
+        }
+        Ok(batch.spent)
+    }
+
+    fn allocate_doc(&mut self) -> DocId {
+        let id = self.next_doc;
+        self.next_doc += 1;
+        id
+    }
+
+    /// Publishes the finished session's entry (searchable after the build's commit).
+    fn finish(&mut self, corpus: &Corpus, mut partial: Partial) -> Result<(), Error> {
+        let source = corpus.source(&partial.id)?;
+        let replacements_seen = match partial.grown_from {
+            Some(_) => self.sessions[&partial.id].replacements,
+            None => 0,
+        };
+        if partial.grown_from.is_some() {
+            self.relabel_shadowed(&source, replacements_seen, &mut partial)?;
+        }
+        let record = SessionRecord {
+            header: source.log.header.clone(),
+            live: source.live,
+            persisted: source.persisted,
+        };
+        self.next_epoch += 1;
+        let entry = IndexedSession {
+            generation: partial.generation,
+            lineage: corpus.session_lineage(&partial.id),
+            live: source.live,
+            persisted: source.persisted,
+            fingerprint: fingerprint_of(&record, partial.docs_sum),
+            record,
+            docs: partial.ids,
+            events: source.log.events.len(),
+            replacements: source.log.surface.replacements.len(),
+            docs_sum: partial.docs_sum,
+            epoch: self.next_epoch,
+        };
+        let old = self.sessions.insert(partial.id, entry);
+        if partial.grown_from.is_none() {
+            for doc in old.into_iter().flat_map(|old| old.docs) {
+                self.docs.remove(&doc);
+            }
+        }
+        self.build.sessions_done += 1;
+        self.build.changed += 1;
+        Ok(())
+    }
+
+    /// Labels `shadowed` the documents that compactions since the last indexing replaced:
+    /// the only way an older event's label changes when a log grows.
+    fn relabel_shadowed(&mut self, source: &Source<'_>, seen: usize, partial: &mut Partial) -> Result<(), Error> {
+        let replacements = source.log.surface.replacements.get(seen..).unwrap_or_default();
+        for seq in replacements.iter().flat_map(|r| &r.shadowed_seqs) {
+            let found = partial.ids.binary_search_by_key(seq, |id| self.docs[id].seq);
+            let Ok(index) = found else { continue };
+            let meta = self.docs.get_mut(&partial.ids[index]).expect("an indexed document");
+            if meta.surface == SurfaceLabel::Shadowed {
+                continue;
+            }
+            let before = label_hash(meta.seq, meta.surface);
+            meta.surface = SurfaceLabel::Shadowed;
+            let after = label_hash(meta.seq, meta.surface);
+            partial.docs_sum = partial.docs_sum.wrapping_sub(before).wrapping_add(after);
+        }
+        Ok(())
+    }
+
+    /// Drops sessions the corpus no longer has.
+    fn drop_gone(&mut self, corpus: &Corpus) -> Result<(), Error> {
+        let gone: Vec<String> = self
+            .sessions
+            .keys()
+            .filter(|id| corpus.source(id).is_err())
+            .cloned()
+            .collect();
+        for id in gone {
+            if let Some(old) = self.sessions.remove(&id) {
+                for doc in old.docs {
+                    self.docs.remove(&doc);
+                }
+            }
+            self.provider.remove_session(&id)?;
+            self.build.sessions_done += 1;
+            self.build.changed += 1;
+        }
+        Ok(())
+    }
+
+    fn progress(&self, corpus: &Corpus, stale: &[String], done: bool) -> IndexProgress {
+        let events_left: u64 = stale
+            .iter()
+            .filter_map(|id| {
+                let source = corpus.source(id).ok()?;
+                let base = self.growth_base(corpus, id, &source).unwrap_or(0);
+                Some((source.log.events.len() - base) as u64)
+            })
+            .sum();
+        let current_left = self.build.current.as_ref().map_or(0, |p| {
+            let total = corpus.source(&p.id).map_or(0, |s| s.log.events.len());
+            total.saturating_sub(p.next_event) as u64
+        });
+        let sessions_left = stale.len() + usize::from(self.build.current.is_some());
+        IndexProgress {
+            sessions_done: self.build.sessions_done,
+            sessions_total: self.build.sessions_done + sessions_left,
+            events_done: self.build.events_done,
+            events_total: self.build.events_done + events_left + current_left,
+            done,
+        }
+    }
+}
+
+/// Documents read from a run of events.
+struct Batch {
+    /// One past the last event read.
+    end: usize,
+    /// Bytes of text read (each event counts at least one).
+    spent: u64,
+    documents: Vec<(EventRecord, String)>,
+}
+
+/// Reads events from `from` on until about `budget` bytes of document text are read (at least
+/// one event) or the log ends.
+fn read_batch(source: &Source<'_>, from: usize, budget: u64) -> Batch {
+    let events = &source.log.events;
+    let mut batch = Batch {
+        end: from,
+        spent: 0,
+        documents: Vec::new(),
+    };
+    while batch.end < events.len() && (batch.end == from || batch.spent < budget) {
+        let one = std::slice::from_ref(&events[batch.end]);
+        batch.end += 1;
+        batch.spent += 1;
+        for document in session_documents(&source.log.header.raw_id, one, &source.log.surface) {
+            let text = sanitize_text(&document.text.to_lossy());
+            batch.spent += text.len() as u64;
+            batch.documents.push((document.record, text));
+        }
+    }
+    batch.spent = batch.spent.max(1);
+    batch
+}
+
+/// A session's fingerprint: its record's hash mixed with the wrapping sum of its documents'
+/// hashes. A sum, so a session that grew, or whose documents were shadowed, updates it without
+/// re-reading the rest.
+pub(super) fn session_fingerprint<'a>(
+    record: &SessionRecord,
+    docs: impl Iterator<Item = (&'a DocMeta, &'a str)>,
+) -> u64 {
+    fingerprint_of(record, docs_sum(docs))
+}
+
+/// The wrapping sum of documents' hashes.
+pub(super) fn docs_sum<'a>(docs: impl Iterator<Item = (&'a DocMeta, &'a str)>) -> u64 {
+    docs.fold(0u64, |sum, (doc, text)| sum.wrapping_add(doc_hash(doc, text)))
+}
+
+fn fingerprint_of(record: &SessionRecord, docs_sum: u64) -> u64 {
+    let record = serde_json::to_string(record).unwrap_or_default();
+    mix(fnv1a_update(
+        fnv1a_update(FNV_OFFSET, &record),
+        &format!("\u{1}{docs_sum:016x}"),
+    ))
+}
+
+/// One document's share of its session's fingerprint: its content and, added separately, its
+/// label (so relabelling needs no text).
+fn doc_hash(doc: &DocMeta, text: &str) -> u64 {
+    let meta = format!("\u{1}{}\u{1}{}\u{1}{}\u{1}", doc.seq, doc.kind, doc.time);
+    let content = mix(fnv1a_update(fnv1a_update(FNV_OFFSET, &meta), text));
+    content.wrapping_add(label_hash(doc.seq, doc.surface))
+}
+
+fn label_hash(seq: u64, label: SurfaceLabel) -> u64 {
+    mix(fnv1a_update(FNV_OFFSET, &format!("{seq}\u{1}{}", label.as_str())))
+}
+
+/// splitmix64's finalizer: spreads every input bit over the output, so sums of hashes do not
+/// cancel in the low bits.
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Json;
+    use crate::search::engine::ScanProvider;
+    use crate::search::request::{SearchConfig, parse_event_request, parse_session_request};
+    use crate::search::tantivy::TantivyProvider;
+    use crate::search::tokenizer::TokenizerMode;
+
+    const GROWN: &str = include_str!("../../tests/fixtures/spec/replacement_of_replacement.jsonl");
+    const QUERIES: [&str; 6] = ["one", "two", "four", "summary", "after", "of summary"];
+
+    fn json(text: &str) -> Json {
+        Json::parse(text, Default::default()).expect("json")
+    }
+
+    fn header_and_events(log: &str, id: &str) -> (Json, Vec<Json>) {
+        let mut lines = log.lines();
+        let header = lines.next().expect("header").replace("\"s-7-3\"", &format!("{id:?}"));
+        (json(&header), lines.map(json).collect())
+    }
+
+    /// Three live sessions: the fixture under three ids, one of them repeated to be longer.
+    fn corpus() -> Corpus {
+        let mut corpus = Corpus::new();
+        for id in ["a", "b", "c"] {
+            let (header, events) = header_and_events(GROWN, id);
+            corpus.add_live(&header, events).expect("valid");
+        }
+        corpus
+    }
+
+    /// Every query's `searchSessions` and `searchEvents` items (cursors name the engine).
+    fn answers<P: SearchProvider>(engine: &mut SearchEngine<P>, corpus: &Corpus) -> Vec<String> {
+        let mut out = Vec::new();
+        for query in QUERIES {
+            let request = json(&format!(r#"{{"query":{query:?},"limit":50}}"#));
+            let request = parse_session_request(&request, engine.config()).expect("request");
+            let page = engine.search_sessions(corpus, &request).expect("searches");
+            out.push(serde_json::to_string(&page.items).expect("serializes"));
+            for id in ["a", "b", "c"] {
+                let request = json(&format!(r#"{{"sessionId":{id:?},"query":{query:?},"limit":50}}"#));
+                let request = parse_event_request(&request, engine.config()).expect("request");
+                match engine.search_events(corpus, &request) {
+                    Ok(page) => out.push(serde_json::to_string(&page.items).expect("serializes")),
+                    Err(error) => out.push(error.code.as_str().to_owned()),
+                }
+            }
+        }
+        out
+    }
+
+    fn tantivy() -> SearchEngine<TantivyProvider> {
+        let mode = TokenizerMode::Unicode61;
+        SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode)
+    }
+
+    fn scan() -> SearchEngine<ScanProvider> {
+        let mode = TokenizerMode::Unicode61;
+        SearchEngine::new(ScanProvider::new(mode), SearchConfig::default(), mode)
+    }
+
+    #[test]
+    fn a_build_in_small_steps_answers_as_one_in_a_go() {
+        let corpus = corpus();
+        let mut whole = tantivy();
+        let mut stepped = tantivy();
+        let mut progress = Vec::new();
+        loop {
+            let step = stepped.index_step(&corpus, 20).expect("indexes");
+            assert_eq!(stepped.generation, u64::from(step.done), "published only at the end");
+            progress.push(step);
+            if step.done {
+                break;
+            }
+        }
+        let last = progress.last().expect("a step");
+        assert_eq!((last.sessions_done, last.sessions_total), (3, 3));
+        assert_eq!((last.events_done, last.events_total), (39, 39));
+        assert!(progress.len() > 6, "small budgets take many steps: {progress:?}");
+        assert!(progress.windows(2).all(|w| w[0].events_done <= w[1].events_done));
+        assert!(progress.iter().all(|p| p.events_total == 39 && p.sessions_total == 3));
+        assert_eq!(answers(&mut stepped, &corpus), answers(&mut whole, &corpus));
+        assert_eq!(
+            stepped.index_step(&corpus, 20).expect("nothing to do").sessions_total,
+            0
+        );
+    }
+
+    #[test]
+    fn a_live_session_grows_by_its_new_events_and_answers_as_if_rebuilt() {
+        fn grow<P: SearchProvider>(mut engine: SearchEngine<P>, fresh: impl Fn() -> SearchEngine<P>) {
+            let (header, events) = header_and_events(GROWN, "a");
+            let mut corpus = Corpus::new();
+            corpus.add_live(&header, Vec::new()).expect("an empty live session");
+            engine.reconcile(&corpus).expect("indexes");
+            for event in events {
+                let before = engine.sessions["a"].docs.clone();
+                corpus.append_live("a", vec![event]).expect("appends");
+                let step = engine.index_step(&corpus, UNBOUNDED).expect("indexes");
+                assert_eq!((step.events_total, step.sessions_total), (1, 1), "only the new event");
+                let after = &engine.sessions["a"].docs;
+                assert_eq!(after[..before.len()], before[..], "older documents keep their ids");
+                assert_eq!(answers(&mut engine, &corpus), answers(&mut fresh(), &corpus));
+                assert_eq!(
+                    engine.sessions["a"].fingerprint,
+                    fresh_fingerprint(&corpus),
+                    "the fingerprint a rebuild (and a snapshot) computes"
+                );
+            }
+            // Reaching every label: the first summary and its events are shadowed by now.
+            assert!(answers(&mut engine, &corpus).iter().any(|a| a.contains("\"shadowed\"")));
+        }
+        grow(tantivy(), tantivy);
+        grow(scan(), scan);
+    }
+
+    fn fresh_fingerprint(corpus: &Corpus) -> u64 {
+        let mut engine = scan();
+        engine.reconcile(corpus).expect("indexes");
+        engine.sessions["a"].fingerprint
+    }
+
+    #[test]
+    fn a_session_changed_between_steps_is_indexed_afresh() {
+        let mut corpus = corpus();
+        let mut engine = tantivy();
+        let first = engine.index_step(&corpus, 20).expect("indexes");
+        assert!(!first.done);
+        // The session under way is replaced (closed live: its stored copy is gone too).
+        let under_way = engine.build.current.as_ref().expect("a session under way").id.clone();
+        assert!(corpus.remove_live(&under_way));
+        let (header, events) = header_and_events(GROWN, &under_way);
+        corpus.add_live(&header, events[..4].to_vec()).expect("valid");
+        while !engine.index_step(&corpus, 20).expect("indexes").done {}
+        assert_eq!(answers(&mut engine, &corpus), answers(&mut tantivy(), &corpus));
+    }
+}
