@@ -141,6 +141,24 @@ export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
 }
 
+export interface IndexProgress {
+  sessionsDone: number;
+  sessionsTotal: number;
+  eventsDone: number;
+  eventsTotal: number;
+  /** The index is up to date and searchable. */
+  done: boolean;
+}
+
+export interface BuildIndexOptions {
+  /** Aborting stops between steps (`SESSION_QUERY_ABORTED`); the work done is kept. */
+  signal?: AbortSignal;
+  /** Called after each step and at the end. */
+  onProgress?: (progress: IndexProgress) => void;
+  /** Document text one step reads (default 262144: tens of milliseconds per step in a browser). */
+  stepBytes?: number;
+}
+
 export interface InputSummary {
   input: string;
   kind: string;
@@ -515,6 +533,8 @@ export declare class SessionArchive {
   formatSessionReferenceMention(reference: SessionReferenceInput): Promise<string>;
   parseSessionReferenceText(text: string): Promise<ParsedReferenceText>;
 
+  /** Builds the search index now, with progress; otherwise the first search builds it whole. */
+  buildIndex(options?: BuildIndexOptions): Promise<IndexProgress>;
   /** The built search index as bytes (e.g. for IndexedDB), reopened by `importIndex`. */
   exportIndex(): Promise<Uint8Array>;
   /** `SESSION_QUERY_INDEX_FAILED` for another corpus, version or tokenizer. */

@@ -44,6 +44,7 @@ export declare class SessionArchive implements ArchiveMethods {
   decodeSessionReferenceUri: ArchiveMethods['decodeSessionReferenceUri'];
   formatSessionReferenceMention: ArchiveMethods['formatSessionReferenceMention'];
   parseSessionReferenceText: ArchiveMethods['parseSessionReferenceText'];
+  buildIndex: ArchiveMethods['buildIndex'];
   exportIndex: ArchiveMethods['exportIndex'];
   importIndex: ArchiveMethods['importIndex'];
   /** Ends the worker; later calls fail with `SESSION_ARCHIVE_CLOSED`. */

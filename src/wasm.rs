@@ -118,6 +118,20 @@ impl WasmArchive {
         Ok(Json::Object(answer).to_js_string())
     }
 
+    /// Builds the search index by about `budget` bytes of document text; returns
+    /// `{sessionsDone, sessionsTotal, eventsDone, eventsTotal, done}` as JSON text. Call until
+    /// `done` to show progress on a long first build (a search would otherwise build it whole).
+    #[wasm_bindgen(js_name = indexStep)]
+    pub fn index_step(&mut self, budget: f64) -> Result<String, JsValue> {
+        let budget = if budget.is_finite() && budget >= 1.0 {
+            budget as u64
+        } else {
+            1
+        };
+        let progress = self.archive.index_step(budget)?;
+        serde_json::to_string(&progress).map_err(|e| Error::invalid_argument(e.to_string()).into())
+    }
+
     /// The built search index as bytes (e.g. to keep in IndexedDB or OPFS).
     #[wasm_bindgen(js_name = exportIndex)]
     pub fn export_index(&mut self) -> Result<Vec<u8>, JsValue> {

@@ -131,6 +131,9 @@ function normaliseInputs(inputs) {
 }
 
 const LOAD_OPTION_KEYS = new Set(['strict', 'signal', 'onProgress']);
+const BUILD_OPTION_KEYS = new Set(['signal', 'onProgress', 'stepBytes']);
+/** Document text one index step reads: tens of milliseconds of wasm work between reports. */
+const INDEX_STEP_BYTES = 256 * 1024;
 
 function yieldToEventLoop() {
   return new Promise((resolve) => setTimeout(resolve, 0));
@@ -389,6 +392,41 @@ export function createApi(loadRaw) {
       if (signal !== undefined && signal.aborted) throw referenceCancelled();
       if (spill !== undefined) await runSpills(result, spills, spill, signal);
       return result;
+    }
+
+    /**
+     * Builds the search index now, with progress (otherwise the first search builds it whole).
+     * Queued behind loads. An abort stops between steps (SESSION_QUERY_ABORTED); the work done
+     * is kept, and the next call or search goes on from there.
+     */
+    buildIndex(options) {
+      const run = this.#loading.then(() => this.#buildIndex(options));
+      this.#loading = run.catch(() => {});
+      return run;
+    }
+
+    async #buildIndex(options) {
+      const settings = checkOptionsObject(options, 'buildIndex options');
+      for (const key of Object.keys(settings)) {
+        if (!BUILD_OPTION_KEYS.has(key)) throw argumentError(`buildIndex options has an unknown key ${JSON.stringify(key)}`);
+      }
+      const signal = checkSignal(settings.signal, 'buildIndex options');
+      const onProgress = checkFunction(settings.onProgress, 'buildIndex options.onProgress');
+      const stepBytes = settings.stepBytes ?? INDEX_STEP_BYTES;
+      if (!Number.isSafeInteger(stepBytes) || stepBytes < 1) {
+        throw argumentError('buildIndex options.stepBytes must be a positive integer');
+      }
+      for (;;) {
+        if (signal !== undefined && signal.aborted) throw searchAborted();
+        const handle = this.#open();
+        const progress = JSON.parse(guard(() => handle.indexStep(stepBytes)));
+        if (onProgress !== undefined) {
+          const { sessionsDone, sessionsTotal, eventsDone, eventsTotal, done } = progress;
+          onProgress({ sessionsDone, sessionsTotal, eventsDone, eventsTotal, done });
+        }
+        if (progress.done) return progress;
+        await yieldToEventLoop();
+      }
     }
 
     async exportIndex() {

@@ -6,13 +6,13 @@ import { argumentError, fromTransferable, SessionArgumentError } from '../lib/er
 export * from '../lib/exports.js';
 
 /** The methods whose last parameter is an options object that may hold a signal. */
-const OPTION_POSITION = { load: 1, searchSessions: 1, searchEvents: 1, listCandidates: 3, prepare: 3 };
+const OPTION_POSITION = { load: 1, buildIndex: 0, searchSessions: 1, searchEvents: 1, listCandidates: 3, prepare: 3 };
 
 const METHODS = [
   'load', 'listSessions', 'filterSessions', 'readSession', 'listEvents', 'readSurface', 'readEvent',
   'traceSession', 'traceEvent', 'readTitle', 'readTitleSnapshots', 'filterEvents', 'listDocuments',
   'searchSessions', 'searchEvents', 'addLive', 'appendLive', 'listCandidates', 'prepare',
-  'exportIndex', 'importIndex', 'encodeSessionReferenceUri', 'decodeSessionReferenceUri',
+  'buildIndex', 'exportIndex', 'importIndex', 'encodeSessionReferenceUri', 'decodeSessionReferenceUri',
   'formatSessionReferenceMention', 'parseSessionReferenceText',
 ];
 

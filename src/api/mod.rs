@@ -28,6 +28,7 @@ use crate::error::{Error, ErrorCode};
 use crate::json::{JsString, Json};
 use crate::reference::{self, CancellationToken, PreparedReferences, SpillStore};
 use crate::search::backend::{AnyProvider, SearchOptions};
+use crate::search::build::IndexProgress;
 use crate::search::engine::{EventSearchPage, SearchEngine, SessionSearchPage};
 use crate::search::request::{EventSearchRequest, SessionSearchRequest};
 
@@ -252,6 +253,14 @@ impl Archive {
             Some(engine) => Ok((engine, &self.corpus)),
             None => Err(Error::new(ErrorCode::QueryIndexFailed, "no search index")),
         }
+    }
+
+    /// Builds the search index, or brings it up to date, by about `budget` bytes of document
+    /// text, and says how far it got: for faces that show progress on a long first build.
+    /// Nothing is searchable until a step reports `done`; a search finishes the build first.
+    pub fn index_step(&mut self, budget: u64) -> Result<IndexProgress, Error> {
+        let (engine, corpus) = self.searcher()?;
+        engine.index_step(corpus, budget)
     }
 
     /// DSH's `searchSessions`.

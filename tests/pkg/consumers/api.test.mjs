@@ -198,6 +198,41 @@ test('spill: the store gets each truncated source; a throw is unavailable; an ab
   await rejects(slow, SessionReferenceError, 'SESSION_REFERENCE_CANCELLED');
 });
 
+test('buildIndex reports steps up to done; an aborted build resumes; searches equal a search-built index', async () => {
+  const large = await loaded();
+  const reports = [];
+  const controller = new AbortController();
+  const aborted = large.buildIndex({
+    signal: controller.signal,
+    stepBytes: 4096,
+    onProgress: (p) => {
+      reports.push(p);
+      controller.abort();
+    },
+  });
+  await rejects(aborted, SessionQueryError, 'SESSION_QUERY_ABORTED');
+  assert.equal(reports.length, 1, 'stopped after the first step');
+  assert.equal(reports[0].done, false, 'the sample takes more than one step');
+  const more = [];
+  const last = await large.buildIndex({ stepBytes: 4096, onProgress: (p) => more.push(p) });
+  assert.deepEqual(more.at(-1), last);
+  assert.equal(last.done, true);
+  assert.equal(last.eventsDone, last.eventsTotal);
+  assert.ok(more.every((p, i) => i === 0 || p.eventsDone >= more[i - 1].eventsDone), 'progress only moves on');
+  assert.ok(reports[0].eventsDone + last.eventsTotal >= reports[0].eventsTotal, 'the resumed build counts from where it stopped');
+  assert.equal((await large.buildIndex()).sessionsTotal, 0, 'nothing left to do');
+  const plain = await loaded();
+  for (const query of ['the', 'error', 'parser']) {
+    const a = await large.searchSessions({ query, limit: 50 });
+    const b = await plain.searchSessions({ query, limit: 50 });
+    assert.deepEqual(a.items, b.items, query);
+  }
+  await rejects(large.buildIndex({ budget: 1 }), SessionArgumentError, 'SESSION_INVALID_ARGUMENT');
+  await rejects(large.buildIndex({ stepBytes: 0 }), SessionArgumentError, 'SESSION_INVALID_ARGUMENT');
+  large.free();
+  plain.free();
+});
+
 test('use after free is SESSION_ARCHIVE_CLOSED, never a wasm error', async () => {
   const archive = await loaded();
   const index = await archive.exportIndex();

@@ -11,6 +11,7 @@ import {
   encodeSessionReferenceUri,
   formatSessionReferenceMention,
   parseSessionReferenceText,
+  type IndexProgress,
   type LoadReport,
   type PrepareResult,
   type ReferenceCandidate,
@@ -92,6 +93,12 @@ export async function everything(zip: ArrayBuffer, file: File): Promise<void> {
   console.log((await parseSessionReferenceText('text')).references.map((r) => r.label));
   console.log(await archive.encodeSessionReferenceUri(id), await archive.parseSessionReferenceText('x'));
 
+  const built: IndexProgress = await archive.buildIndex({
+    signal: new AbortController().signal,
+    stepBytes: 65536,
+    onProgress: (p: IndexProgress) => console.log(p.eventsDone, p.eventsTotal, p.sessionsDone, p.sessionsTotal, p.done),
+  });
+  console.log(built.done);
   const index: Uint8Array = await archive.exportIndex();
   await archive.importIndex(index);
   await archive.importIndex(new Blob([new Uint8Array(index)]));
