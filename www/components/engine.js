@@ -26,7 +26,7 @@ export class Engine {
    * Loads `inputs` (Files or `{path, bytes}`); `onProgress` gets the package's progress.
    * Resolves to `{report, index}` where `index` says how the search index was obtained.
    */
-  async load(inputs, { strict = false, signal, onProgress, onIndexing } = {}) {
+  async load(inputs, { strict = false, signal, onProgress, onIndexing, onIndexProgress } = {}) {
     const started = performance.now();
     const report = await this.archive.load(inputs, { strict, signal, onProgress });
     const loadMs = performance.now() - started;
@@ -40,12 +40,12 @@ export class Engine {
       this.inputKeys.push(await inputKey(inputs));
     }
     if (changed) onIndexing?.();
-    const index = changed ? await this.#index(signal) : { how: 'unchanged', ms: 0 };
+    const index = changed ? await this.#index(signal, onIndexProgress) : { how: 'unchanged', ms: 0 };
     return { report, index: { ...index, loadMs } };
   }
 
   /** Restores the stored index for this corpus, or builds it now and stores it. */
-  async #index(signal) {
+  async #index(signal, onProgress) {
     const key = this.inputKeys.join('\n');
     const started = performance.now();
     const stored = await this.store.get(key);
@@ -59,6 +59,14 @@ export class Engine {
       }
     }
     if (signal?.aborted) return { how: 'skipped', ms: 0 };
+    try {
+      await this.archive.buildIndex({ signal, onProgress });
+    } catch (error) {
+      // Cancelled while indexing: what was built stays, and the first search finishes it.
+      if (error.code === 'SESSION_QUERY_ABORTED') return { how: 'skipped', ms: 0 };
+      throw error;
+    }
+    performance.mark('viewer:built');
     const bytes = await this.archive.exportIndex();
     performance.mark('viewer:indexed');
     const ms = performance.now() - started;

@@ -88,11 +88,12 @@ export class Opener {
     const onProgress = (p) => this.#progress(p);
     try {
       const onIndexing = () => {
-        // No progress events while the index is built or restored: an indeterminate bar.
+        // Restoring a stored index reports nothing: indeterminate until building reports.
         this.meter.removeAttribute('value');
         this.text.textContent = 'Preparing the search index…';
       };
-      const result = await this.engine.load(inputs, { strict: this.strict.checked, signal: controller.signal, onProgress, onIndexing });
+      const onIndexProgress = (p) => this.#indexProgress(p);
+      const result = await this.engine.load(inputs, { strict: this.strict.checked, signal: controller.signal, onProgress, onIndexing, onIndexProgress });
       if (this.controller === controller) this.onLoaded({ name, ...result });
     } catch (error) {
       if (this.controller === controller) this.onLoaded({ name, error: errorInfo(error) });
@@ -114,10 +115,20 @@ export class Opener {
   }
 
   #progress({ bytesDone, bytesTotal, sessionsDone, sessionsTotal }) {
-    this.meter.max = Math.max(1, bytesTotal);
-    this.meter.value = bytesDone;
-    this.meter.dataset.updates = String(Number(this.meter.dataset.updates ?? 0) + 1);
+    this.#meterAt(bytesDone, bytesTotal);
     this.text.textContent = `${formatBytes(bytesDone)} of ${formatBytes(bytesTotal)} · ${sessionsDone} of ${sessionsTotal} sessions`;
+  }
+
+  #indexProgress({ eventsDone, eventsTotal, sessionsDone, sessionsTotal, done }) {
+    this.#meterAt(eventsDone, eventsTotal);
+    const count = `${eventsDone.toLocaleString('en')} of ${eventsTotal.toLocaleString('en')} events · ${sessionsDone} of ${sessionsTotal} sessions`;
+    this.text.textContent = done ? `Indexed ${count}; saving the index for next time…` : `Indexing ${count}`;
+  }
+
+  #meterAt(done, total) {
+    this.meter.max = Math.max(1, total);
+    this.meter.value = done;
+    this.meter.dataset.updates = String(Number(this.meter.dataset.updates ?? 0) + 1);
   }
 }
 
