@@ -246,6 +246,11 @@ impl Archive {
 
     /// The search engine (built on first use) and the corpus it answers over.
     fn searcher(&mut self) -> Result<(&mut SearchEngine<AnyProvider>, &Corpus), Error> {
+        if self.search.as_ref().is_some_and(|engine| self.ids_short(engine)) {
+            // Ids are never reused or wrapped: a fresh engine renumbers from 0, a cost spread
+            // over the billions of documents indexed before it.
+            self.search = None;
+        }
         if self.search.is_none() {
             self.search = Some(self.options.search.engine()?);
         }
@@ -261,6 +266,14 @@ impl Archive {
     pub fn index_step(&mut self, budget: u64) -> Result<IndexProgress, Error> {
         let (engine, corpus) = self.searcher()?;
         engine.index_step(corpus, budget)
+    }
+
+    /// Whether `engine` might run out of document ids re-indexing everything loaded (checked
+    /// in full only once fewer than a billion are left).
+    fn ids_short(&self, engine: &SearchEngine<AnyProvider>) -> bool {
+        const PLENTY: u64 = 1 << 30;
+        let left = engine.ids_left();
+        left < PLENTY && left < self.corpus.sources().map(|(_, s)| s.log.events.len() as u64).sum()
     }
 
     /// DSH's `searchSessions`.
@@ -334,4 +347,45 @@ fn cancelled_token(cancelled: bool) -> Option<CancellationToken> {
         token.cancel();
         token
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(archive: &mut Archive, query: &str) -> String {
+        let params = Json::parse(&format!(r#"[{{"query":{query:?}}}]"#), Default::default()).expect("json");
+        archive
+            .call_json("searchSessions", params.as_array().unwrap_or_default(), Dialect::Dsh)
+            .expect("searches")
+    }
+
+    #[test]
+    fn an_engine_short_of_document_ids_is_replaced_before_it_runs_out() {
+        let sample = include_bytes!("../../www/sample/sample-archive.zip").to_vec();
+        let mut archive = Archive::default();
+        let input = Input::File {
+            name: "sample.zip".into(),
+            bytes: sample,
+        };
+        archive.load(vec![input], false).expect("loads");
+        let before = search(&mut archive, "error");
+        let engine = archive.search.as_mut().expect("built");
+        engine.leave_ids(10);
+        // A session that changes must be re-indexed under new ids, more than are left.
+        let header = Json::parse(
+            r#"{"version":0,"id":"live","createdAt":1,"delegationDepth":0}"#,
+            Default::default(),
+        );
+        archive.add_live(&header.expect("json"), Vec::new()).expect("adds");
+        assert_ne!(search(&mut archive, "error"), "", "answers");
+        let engine = archive.search.as_ref().expect("rebuilt");
+        assert!(
+            engine.ids_left() > 1 << 31,
+            "renumbered from zero: {} left",
+            engine.ids_left()
+        );
+        let items = |page: &str| serde_json::from_str::<serde_json::Value>(page).expect("json")["items"].clone();
+        assert_eq!(items(&search(&mut archive, "error")), items(&before));
+    }
 }

@@ -10,7 +10,7 @@ use super::engine::{DocId, DocMeta, FNV_OFFSET, IndexedSession, SearchEngine, Se
 use super::request::sanitize_text;
 use crate::corpus::{Corpus, SessionRecord, Source};
 use crate::documents::{EventRecord, session_documents};
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::fold::SurfaceLabel;
 use serde::Serialize;
 use std::sync::Arc;
@@ -202,7 +202,7 @@ impl<P: SearchProvider> SearchEngine<P> {
                 surface: record.surface,
                 length: text.chars().count() as u64,
             };
-            let doc_id = self.allocate_doc();
+            let doc_id = self.allocate_doc()?;
             partial.docs_sum = partial.docs_sum.wrapping_add(doc_hash(&meta, text));
             partial.ids.push(doc_id);
             self.docs.insert(doc_id, meta);
@@ -224,10 +224,29 @@ impl<P: SearchProvider> SearchEngine<P> {
         Ok(batch.spent)
     }
 
-    fn allocate_doc(&mut self) -> DocId {
+    /// A new document id. Ids are never reused (a provider may still hold a dropped document
+    /// under its old id) nor wrapped: when they run out the build fails, and the archive starts
+    /// a fresh engine before that can happen (`ids_left`).
+    fn allocate_doc(&mut self) -> Result<DocId, Error> {
         let id = self.next_doc;
-        self.next_doc += 1;
-        id
+        self.next_doc = id.checked_add(1).ok_or_else(|| {
+            Error::new(
+                ErrorCode::QueryIndexFailed,
+                "the search index ran out of document ids; it must be rebuilt",
+            )
+        })?;
+        Ok(id)
+    }
+
+    /// How many more document ids this engine can hand out.
+    pub fn ids_left(&self) -> u64 {
+        u64::from(DocId::MAX - self.next_doc)
+    }
+
+    /// Spends ids until `left` are left, as a long life of re-indexing would.
+    #[cfg(test)]
+    pub(crate) fn leave_ids(&mut self, left: DocId) {
+        self.next_doc = self.next_doc.max(DocId::MAX - left);
     }
 
     /// Publishes the finished session's entry (searchable after the build's commit).
@@ -532,6 +551,16 @@ mod tests {
         let mut engine = scan();
         engine.reconcile(corpus).expect("indexes");
         engine.sessions["a"].fingerprint
+    }
+
+    #[test]
+    fn running_out_of_document_ids_fails_the_build_instead_of_wrapping() {
+        let corpus = corpus();
+        let mut engine = tantivy();
+        engine.leave_ids(5);
+        let error = engine.reconcile(&corpus).expect_err("more than 5 documents");
+        assert_eq!(error.code, ErrorCode::QueryIndexFailed);
+        assert_eq!(engine.ids_left(), 0);
     }
 
     #[test]
