@@ -43,9 +43,17 @@ class Channel {
       this.#spill(message.id, pending, message.spill);
       return;
     }
+    if (message.part !== undefined) {
+      pending.parts ??= new Map();
+      const { key, items } = message.part;
+      const parts = pending.parts.get(key) ?? [];
+      for (const item of items) parts.push(item);
+      pending.parts.set(key, parts);
+      return;
+    }
     this.#pending.delete(message.id);
     pending.cleanup();
-    if (message.ok) pending.resolve(message.value);
+    if (message.ok) pending.resolve(joinParts(pending.parts, message.value));
     else pending.reject(fromTransferable(message.error));
   }
 
@@ -117,6 +125,14 @@ function splitOptions(method, args) {
     },
     local: { signal, onProgress, spill },
   };
+}
+
+/** A result whose arrays arrived partly ahead (see the worker's sendLargeInParts), whole again. */
+function joinParts(parts, value) {
+  if (parts === undefined) return value;
+  if (parts.has(null)) return parts.get(null).concat(value);
+  for (const [key, items] of parts) value[key] = items.concat(value[key]);
+  return value;
 }
 
 export class SessionArchive {

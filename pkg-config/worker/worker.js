@@ -14,6 +14,32 @@ function reply(message) {
   self.postMessage(message);
 }
 
+/** Items per part of a large result (a session's events, documents or records). */
+const PART_ITEMS = 1000;
+
+/**
+ * Sends a large result's arrays ahead in parts, each its own message, so the page decodes it in
+ * short tasks instead of one long one; returns what the final message carries. Arrays at the top
+ * level or as a property of the result (readSession's `events`) are split.
+ */
+function sendLargeInParts(id, value) {
+  if (Array.isArray(value)) return sendParts(id, null, value);
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return value;
+  const rest = { ...value };
+  for (const [key, item] of Object.entries(value)) {
+    if (Array.isArray(item)) rest[key] = sendParts(id, key, item);
+  }
+  return rest;
+}
+
+function sendParts(id, key, items) {
+  let start = 0;
+  for (; items.length - start > PART_ITEMS; start += PART_ITEMS) {
+    reply({ id, part: { key, items: items.slice(start, start + PART_ITEMS) } });
+  }
+  return start === 0 ? items : items.slice(start);
+}
+
 /** The options object of a call, rebuilt with a local signal, progress and spill callbacks. */
 function localOptions(id, message) {
   const options = message.options === undefined ? undefined : { ...message.options };
@@ -70,7 +96,7 @@ self.addEventListener('message', async (event) => {
     return;
   }
   try {
-    const value = await run(message);
+    const value = sendLargeInParts(message.id, await run(message));
     const transfer = value instanceof Uint8Array ? [value.buffer] : [];
     self.postMessage({ id: message.id, ok: true, value }, transfer);
   } catch (error) {

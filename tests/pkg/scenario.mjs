@@ -63,6 +63,17 @@ export async function runScenario(api, inputs, loadOptions) {
   await call('decodeSessionReferenceUri', 'dsh-session:not%2canonical');
   await call('encodeSessionReferenceUri', ids[0] ?? 'x');
   await call('parseSessionReferenceText', 'see @[a](dsh-session:abc) and @[b](dsh-session:def)');
+  // A session long enough that the worker sends its events, records and documents in parts.
+  const long = 'long-live-session';
+  const events = Array.from({ length: 2500 }, (_, seq) => ({
+    type: 'user/message', seq, time: 1700000000000 + seq, surfaceOp: 'append',
+    data: { id: `m${seq}`, role: 'user', content: [{ type: 'text', text: `message ${seq} about ${word}` }], source: { kind: 'user' } },
+  }));
+  await call('addLive', { version: 0, id: long, createdAt: 1700000000000, cwd: '/tmp', delegationDepth: 0 }, events);
+  await call('readSession', long);
+  await call('listEvents', long);
+  await call('listDocuments', long);
+  await call('searchEvents', { sessionId: long, query: 'message 2499', limit: 3 });
   const free = await api.encodeSessionReferenceUri(ids[0] ?? 'x');
   calls.push({ method: 'encodeSessionReferenceUri', params: [ids[0] ?? 'x'], result: free });
   archive.free();
