@@ -1,12 +1,16 @@
 //! The in-memory tantivy provider: each reconcile batch becomes single-segment indexes (no
 //! threads, so it runs in wasm), the next one started once the one being written holds
 //! `SEGMENT_BYTES` (16 MiB) of postings, which bounds the memory a large first build needs;
-//! phrases are found by intersecting positional postings.
+//! phrases are found by intersecting positional postings. Small commits stay in a [`Tail`]
+//! until they add up to a segment's worth.
+
+mod tail;
 
 use super::engine::{DocId, SearchProvider};
 use super::tokenizer::{TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
 use std::collections::{HashMap, HashSet};
+use tail::Tail;
 use tantivy::Directory as _;
 use tantivy::directory::RamDirectory;
 use tantivy::postings::{Postings, SegmentPostings};
@@ -162,9 +166,20 @@ pub struct TantivyProvider {
     /// Documents each session currently owns; older versions stay in old segments, unlisted.
     by_session: HashMap<String, SessionDocs>,
     live: DocBits,
+    /// Documents of small commits, searched in memory until there are enough for a segment.
+    tail: Tail,
 }
 
 impl TantivyProvider {
+    /// An empty index whose documents all go into segments, even those of the smallest
+    /// commits (tests of the segment path use it).
+    pub fn without_tail(mode: TokenizerMode) -> Self {
+        TantivyProvider {
+            tail: Tail::new(0),
+            ..TantivyProvider::new(mode)
+        }
+    }
+
     /// An empty index tokenizing with `mode`.
     pub fn new(mode: TokenizerMode) -> Self {
         let mut builder = Schema::builder();
@@ -182,6 +197,7 @@ impl TantivyProvider {
             writer: None,
             by_session: HashMap::new(),
             live: DocBits::default(),
+            tail: Tail::new(tail::TAIL_BYTES),
         }
     }
 
@@ -206,6 +222,22 @@ impl TantivyProvider {
         self.writer.as_mut().ok_or_else(|| index_failed("no segment writer"))
     }
 
+    /// Adds documents to the segment being written, finishing it once it is large.
+    fn write(&mut self, docs: &[(DocId, String)]) -> Result<(), Error> {
+        let (text_field, doc_field) = (self.text, self.doc);
+        let writer = self.writer()?;
+        for (id, text) in docs {
+            let mut document = TantivyDocument::default();
+            document.add_text(text_field, text);
+            document.add_u64(doc_field, u64::from(*id));
+            writer.add_document(document).map_err(index_failed)?;
+        }
+        if writer.mem_usage() > SEGMENT_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
     /// Finishes the segment being written (if any) as one new single-segment index.
     fn flush(&mut self) -> Result<(), Error> {
         let Some(writer) = self.writer.take() else {
@@ -228,6 +260,9 @@ pub type SegmentFiles = Vec<(String, Vec<u8>)>;
 impl TantivyProvider {
     /// Every segment index's files (`meta.json` and segment files), for snapshots.
     pub(super) fn export_segments(&mut self) -> Result<Vec<SegmentFiles>, Error> {
+        // Snapshots hold segments only: the tail goes into one first.
+        let docs = self.tail.drain();
+        self.write(&docs)?;
         self.flush()?;
         let mut out = Vec::with_capacity(self.segments.len());
         for segment in &self.segments {
@@ -305,19 +340,12 @@ impl SearchProvider for TantivyProvider {
             .entry(session.to_owned())
             .or_insert_with(|| SessionDocs::new(HashSet::new()))
             .extend(docs.iter().map(|(id, _)| *id));
-        if docs.is_empty() {
-            return Ok(());
-        }
-        let (text_field, doc_field) = (self.text, self.doc);
-        let writer = self.writer()?;
         for (id, text) in docs {
-            let mut document = TantivyDocument::default();
-            document.add_text(text_field, *text);
-            document.add_u64(doc_field, u64::from(*id));
-            writer.add_document(document).map_err(index_failed)?;
+            self.tail.push(*id, text);
         }
-        if writer.mem_usage() > SEGMENT_BYTES {
-            self.flush()?;
+        if self.tail.is_full() {
+            let docs = self.tail.drain();
+            self.write(&docs)?;
         }
         Ok(())
     }
@@ -332,6 +360,7 @@ impl SearchProvider for TantivyProvider {
     }
 
     fn commit(&mut self) -> Result<(), Error> {
+        self.tail.commit(self.mode);
         self.flush()
     }
 
@@ -398,6 +427,52 @@ impl SearchProvider for TantivyProvider {
                 }
             }
         }
+        let keep = |id: DocId| self.live.contains(id) && allowed.is_none_or(|a| a.contains(id));
+        self.tail.phrase_matches(phrase, keep, &mut out);
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phrase(text: &str) -> Vec<String> {
+        text.split(' ').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn small_commits_stay_in_the_tail_until_a_segments_worth() {
+        let mut provider = TantivyProvider::new(TokenizerMode::Unicode61);
+        provider.replace_session("s", &[]).expect("begins");
+        for id in 0..200 {
+            let text = format!("event {id} said Hello World");
+            provider.append_documents("s", &[(id, &text)]).expect("adds");
+            provider.commit().expect("commits");
+        }
+        assert_eq!(provider.segments.len(), 0, "no segment per commit");
+        let found = provider
+            .phrase_matches(&phrase("hello world"), Some("s"))
+            .expect("finds");
+        assert_eq!(found.len(), 200);
+        assert_eq!(found[7], (7, vec![3]));
+        let big = "filler ".repeat(tail::TAIL_BYTES / 7 + 1);
+        provider.append_documents("s", &[(200, &big)]).expect("adds");
+        provider.commit().expect("commits");
+        assert_eq!(provider.segments.len(), 1, "the tail went into one segment");
+        assert_eq!(
+            provider
+                .phrase_matches(&phrase("hello world"), None)
+                .expect("finds")
+                .len(),
+            200
+        );
+        provider.remove_session("s").expect("removes");
+        assert!(
+            provider
+                .phrase_matches(&phrase("hello world"), None)
+                .expect("finds")
+                .is_empty()
+        );
     }
 }

@@ -1,0 +1,111 @@
+//! The documents of small commits (a live session growing an event at a time), kept in a small
+//! in-memory positional index instead of a tantivy segment per commit, which would leave every
+//! query visiting thousands of tiny segments. Once they add up to [`TAIL_BYTES`] of text they
+//! go into the segment being written, as the documents of large builds do.
+
+use crate::search::engine::DocId;
+use crate::search::tokenizer::{TokenizerMode, Tokens};
+use std::collections::HashMap;
+
+/// Text a tail holds before its documents are written into a segment.
+pub(super) const TAIL_BYTES: usize = 1 << 20;
+
+pub(super) struct Tail {
+    /// Text held before the documents go into a segment.
+    capacity: usize,
+    /// Every document, in the order given (ids ascending); those from `searchable` on are not
+    /// committed yet.
+    texts: Vec<(DocId, String)>,
+    bytes: usize,
+    searchable: usize,
+    /// Term → documents holding it (ascending) with the term's positions.
+    postings: HashMap<String, Vec<(DocId, Vec<u32>)>>,
+}
+
+impl Tail {
+    /// A tail holding up to `capacity` bytes of text (0: every document goes into a segment).
+    pub(super) fn new(capacity: usize) -> Self {
+        Tail {
+            capacity,
+            texts: Vec::new(),
+            bytes: 0,
+            searchable: 0,
+            postings: HashMap::new(),
+        }
+    }
+
+    /// Adds a document (searchable after the next `commit`).
+    pub(super) fn push(&mut self, id: DocId, text: &str) {
+        self.bytes += text.len();
+        self.texts.push((id, text.to_owned()));
+    }
+
+    /// Whether the tail holds a segment's worth of text.
+    pub(super) fn is_full(&self) -> bool {
+        self.bytes >= self.capacity
+    }
+
+    /// Takes every document out, leaving the tail empty.
+    pub(super) fn drain(&mut self) -> Vec<(DocId, String)> {
+        let texts = std::mem::take(&mut self.texts);
+        *self = Tail::new(self.capacity);
+        texts
+    }
+
+    /// Makes the documents added since the last commit searchable.
+    pub(super) fn commit(&mut self, mode: TokenizerMode) {
+        for (id, text) in &self.texts[self.searchable..] {
+            let mut mine: HashMap<String, Vec<u32>> = HashMap::new();
+            let mut tokens = Tokens::new(text, mode);
+            while let Some(token) = tokens.next_ref() {
+                let position = token.position as u32;
+                match mine.get_mut(token.text) {
+                    Some(positions) => positions.push(position),
+                    None => {
+                        mine.insert(token.text.to_owned(), vec![position]);
+                    }
+                }
+            }
+            for (term, positions) in mine {
+                self.postings.entry(term).or_default().push((*id, positions));
+            }
+        }
+        self.searchable = self.texts.len();
+    }
+
+    /// Committed documents holding `phrase` contiguously that `keep` admits, with the start
+    /// of every occurrence.
+    pub(super) fn phrase_matches(
+        &self,
+        phrase: &[String],
+        keep: impl Fn(DocId) -> bool,
+        out: &mut Vec<(DocId, Vec<u32>)>,
+    ) {
+        let Some(lists) = phrase.iter().map(|t| self.postings.get(t)).collect::<Option<Vec<_>>>() else {
+            return;
+        };
+        for (id, first) in lists[0] {
+            if !keep(*id) {
+                continue;
+            }
+            let others: Option<Vec<&Vec<u32>>> = lists[1..]
+                .iter()
+                .map(|list| list.binary_search_by_key(id, |(d, _)| *d).ok().map(|i| &list[i].1))
+                .collect();
+            let Some(others) = others else { continue };
+            let starts: Vec<u32> = first
+                .iter()
+                .copied()
+                .filter(|start| {
+                    others
+                        .iter()
+                        .enumerate()
+                        .all(|(i, ps)| ps.binary_search(&(start + i as u32 + 1)).is_ok())
+                })
+                .collect();
+            if !starts.is_empty() {
+                out.push((*id, starts));
+            }
+        }
+    }
+}
