@@ -223,13 +223,13 @@ impl TantivyProvider {
     }
 
     /// Adds documents to the segment being written, finishing it once it is large.
-    fn write(&mut self, docs: &[(DocId, String)]) -> Result<(), Error> {
+    fn write<'a>(&mut self, docs: impl IntoIterator<Item = (DocId, &'a str)>) -> Result<(), Error> {
         let (text_field, doc_field) = (self.text, self.doc);
         let writer = self.writer()?;
         for (id, text) in docs {
             let mut document = TantivyDocument::default();
             document.add_text(text_field, text);
-            document.add_u64(doc_field, u64::from(*id));
+            document.add_u64(doc_field, u64::from(id));
             writer.add_document(document).map_err(index_failed)?;
         }
         if writer.mem_usage() > SEGMENT_BYTES {
@@ -262,7 +262,7 @@ impl TantivyProvider {
     pub(super) fn export_segments(&mut self) -> Result<Vec<SegmentFiles>, Error> {
         // Snapshots hold segments only: the tail goes into one first.
         let docs = self.tail.drain();
-        self.write(&docs)?;
+        self.write(docs.iter().map(|(id, text)| (*id, text.as_str())))?;
         self.flush()?;
         let mut out = Vec::with_capacity(self.segments.len());
         for segment in &self.segments {
@@ -340,12 +340,17 @@ impl SearchProvider for TantivyProvider {
             .entry(session.to_owned())
             .or_insert_with(|| SessionDocs::new(HashSet::new()))
             .extend(docs.iter().map(|(id, _)| *id));
+        let bytes: usize = docs.iter().map(|(_, text)| text.len()).sum();
+        if bytes >= tail::DIRECT_BYTES {
+            // A build's batch: straight into the segment being written, no copy.
+            return self.write(docs.iter().map(|(id, text)| (*id, *text)));
+        }
         for (id, text) in docs {
             self.tail.push(*id, text);
         }
         if self.tail.is_full() {
             let docs = self.tail.drain();
-            self.write(&docs)?;
+            self.write(docs.iter().map(|(id, text)| (*id, text.as_str())))?;
         }
         Ok(())
     }
@@ -456,10 +461,15 @@ mod tests {
             .expect("finds");
         assert_eq!(found.len(), 200);
         assert_eq!(found[7], (7, vec![3]));
-        let big = "filler ".repeat(tail::TAIL_BYTES / 7 + 1);
-        provider.append_documents("s", &[(200, &big)]).expect("adds");
-        provider.commit().expect("commits");
-        assert_eq!(provider.segments.len(), 1, "the tail went into one segment");
+        // Small documents fill the tail up to a segment's worth: all of it goes into one.
+        let filler = "filler ".repeat(10_000 / 7);
+        let mut id = 200;
+        while provider.segments.is_empty() {
+            provider.append_documents("s", &[(id, &filler)]).expect("adds");
+            provider.commit().expect("commits");
+            id += 1;
+        }
+        assert_eq!(id as usize, 200 + tail::TAIL_BYTES.div_ceil(filler.len()));
         assert_eq!(
             provider
                 .phrase_matches(&phrase("hello world"), None)
@@ -467,6 +477,15 @@ mod tests {
                 .len(),
             200
         );
+        assert_eq!(
+            provider.phrase_matches(&phrase("filler"), None).expect("finds").len(),
+            id as usize - 200
+        );
+        // A build's batch goes straight into a segment of its own.
+        let big = "filler ".repeat(tail::DIRECT_BYTES / 7 + 1);
+        provider.append_documents("s", &[(id, &big)]).expect("adds");
+        provider.commit().expect("commits");
+        assert_eq!(provider.segments.len(), 2);
         provider.remove_session("s").expect("removes");
         assert!(
             provider

@@ -1,7 +1,7 @@
 //! The documents of small commits (a live session growing an event at a time), kept in a small
 //! in-memory positional index instead of a tantivy segment per commit, which would leave every
 //! query visiting thousands of tiny segments. Once they add up to [`TAIL_BYTES`] of text they
-//! go into the segment being written, as the documents of large builds do.
+//! go into the segment being written, where the batches of large builds go directly.
 
 use crate::search::engine::DocId;
 use crate::search::tokenizer::{TokenizerMode, Tokens};
@@ -9,6 +9,10 @@ use std::collections::HashMap;
 
 /// Text a tail holds before its documents are written into a segment.
 pub(super) const TAIL_BYTES: usize = 1 << 20;
+
+/// A batch this large (a step of an index build) skips the tail: it is a build's, not a
+/// growing session's, and copying it would only delay its indexing.
+pub(super) const DIRECT_BYTES: usize = 64 << 10;
 
 pub(super) struct Tail {
     /// Text held before the documents go into a segment.
