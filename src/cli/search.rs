@@ -80,6 +80,7 @@ pub(crate) fn run_search_command(cli: &Cli, archive: &mut Archive) -> Result<Exi
         all_pages: *all_pages,
         json: cli.json,
     };
+    build_index_with_progress(archive)?;
     let hits = run_search(archive, &search, &mut std::io::stdout().lock())?.map_err(io_error)?;
     if hits > 0 {
         return Ok(ExitCode::SUCCESS);
@@ -96,6 +97,28 @@ pub(crate) fn run_search_command(cli: &Cli, archive: &mut Archive) -> Result<Exi
         eprintln!("no matches for {}{hint}", visible(&format!("{query:?}")));
     }
     Ok(ExitCode::FAILURE)
+}
+
+/// Builds the search index first, in steps, with a progress line on a terminal: a large
+/// archive's first build takes seconds, and the search itself then answers at once.
+fn build_index_with_progress(archive: &mut Archive) -> Result<(), Error> {
+    const STEP_BYTES: u64 = 4 << 20;
+    let show = std::io::stderr().is_terminal();
+    loop {
+        let progress = archive.index_step(STEP_BYTES)?;
+        if show && progress.sessions_total > 0 {
+            eprint!(
+                "\rindexing: {}/{} events, {}/{} sessions",
+                progress.events_done, progress.events_total, progress.sessions_done, progress.sessions_total
+            );
+            if progress.done {
+                eprintln!();
+            }
+        }
+        if progress.done {
+            return Ok(());
+        }
+    }
 }
 
 /// One `search` command's request, as typed values.
