@@ -250,7 +250,7 @@ export class SessionView {
   #tool(call, result) {
     return el('div', { class: 'tool' },
       el('div', { class: 'tool-head' }, el('span', { class: 'tool-name mono', text: String(call.name ?? 'tool') }), el('span', { class: 'muted mono small', text: call.id ?? '' })),
-      el('pre', { class: 'tool-args', text: prettyArgs(call.arguments) }),
+      foldedText('pre', 'tool-args', prettyArgs(call.arguments)),
       result ? this.#result(result) : el('p', { class: 'muted small', text: 'No result recorded.' }));
   }
 
@@ -465,8 +465,27 @@ export function contentText(content) {
   }).filter(Boolean).join('\n');
 }
 
+/** Characters of a long text shown until asked: laying out a tool's 100 KB output stalls the page. */
+const FOLD_CHARS = 4000;
+
 function textBlock(text, cls) {
-  return el('div', { class: `text ${cls}`, text });
+  return foldedText('div', `text ${cls}`, text);
+}
+
+/** `text` in a `tag`, its start only when it is long, with a button for the rest. */
+function foldedText(tag, cls, text) {
+  if (text.length <= FOLD_CHARS) return el(tag, { class: cls, text });
+  const node = el(tag, { class: cls, text: text.slice(0, FOLD_CHARS) });
+  const more = el('button', {
+    type: 'button',
+    class: 'ghost small show-all',
+    text: `Show all ${text.length.toLocaleString('en')} characters`,
+    onclick: () => {
+      node.textContent = text;
+      more.remove();
+    },
+  });
+  return el('div', { class: 'folded' }, node, more);
 }
 
 function sourceNote(source) {
