@@ -812,7 +812,11 @@ fn matrix_case() {
         None => assert!(codes.is_empty(), "{name}: {report:?}"),
     }
     assert_eq!(corpus.len(), case.loaded, "{name}: {report:?}");
-    println!("COST {name} ms={millis} extra_kib={}", peak.saturating_sub(before));
+    println!(
+        "COST {name} ms={millis} extra_kib={} pid={}",
+        peak.saturating_sub(before),
+        std::process::id()
+    );
 }
 
 /// The name the test harness knows [`matrix_case`] by: its module path without the crate's
@@ -858,6 +862,13 @@ fn bad_input_matrix() {
                 .expect("figure")
         };
         let (millis, extra) = (number("ms="), number("extra_kib=") as u64);
+        // The figures are the child's own: measured in this process, peaks would mix.
+        assert_ne!(
+            number("pid="),
+            u128::from(std::process::id()),
+            "{}: measured in the matrix's process",
+            case.name
+        );
         table.push(format!("{:<28} {millis:>6} ms {:>8} KiB", case.name, extra));
         eprintln!("{}", table.last().expect("row"));
         assert!(millis <= MAX_MILLIS, "{}: {millis} ms", case.name);
