@@ -65,7 +65,7 @@ test-native: ## Unit, golden, bad-input, provider (SQLite included) and CLI test
 
 test-wasm: ## Build for wasm32 and run the wasm tests under Node.
 	cargo build --lib --no-default-features --target $(WASM_TARGET)
-	WASM_BINDGEN_TEST_ONLY_NODE=1 cargo test --no-default-features --target $(WASM_TARGET) --test wasm --test provider_contract --test snapshot
+	WASM_BINDGEN_TEST_ONLY_NODE=1 cargo test --no-default-features --target $(WASM_TARGET) --test integration
 
 test-e2e: www-deps cli-debug ## Drive the viewer in Debian's Chromium (playwright-core; no browser download); screenshots in target/e2e/.
 	node --test --test-concurrency=1 www/tests/viewer.test.mjs
@@ -80,7 +80,7 @@ oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 	tests/oracle/run.sh $(ORACLE_DIR) $(ORACLE_SESSIONS) 1
 
 test-differential: oracle ## Compare our reads with DSH's on the generated corpora.
-	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) cargo test --test differential --test reference_differential -- --nocapture
+	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) cargo test --test integration differential:: -- --nocapture
 
 pkg: $(PKG_TARBALL) ## Build the npm package (wasm for size, profile "pkg") and pack it to target/pkg/dsh-session-search-<version>.tgz.
 

@@ -1,6 +1,6 @@
 // Recorded DSH calls of the oracle (`make oracle`) replayed through the component: DSH's
-// answers and codes, compared as tests/differential.rs and tests/reference_differential.rs
-// compare them for the native faces. The roots load as entries, as a host hands them over.
+// answers and codes, compared as tests/integration/differential.rs and
+// tests/integration/reference_differential.rs compare them for the native faces. The roots load as entries, as a host hands them over.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';

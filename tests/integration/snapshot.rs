@@ -16,11 +16,11 @@ fn corpus() -> Corpus {
     let inputs = vec![
         Input::File {
             name: "a.jsonl".into(),
-            bytes: include_bytes!("fixtures/spec/replacement_of_replacement.jsonl").to_vec(),
+            bytes: include_bytes!("../fixtures/spec/replacement_of_replacement.jsonl").to_vec(),
         },
         Input::File {
             name: "b.jsonl".into(),
-            bytes: include_bytes!("fixtures/spec/tool_result_pruned.jsonl").to_vec(),
+            bytes: include_bytes!("../fixtures/spec/tool_result_pruned.jsonl").to_vec(),
         },
     ];
     corpus.load(inputs, &LoadOptions::default()).expect("loads");
@@ -80,7 +80,7 @@ fn a_snapshot_of_another_corpus_is_refused() {
     let mut fewer = Corpus::new();
     let input = Input::File {
         name: "b.jsonl".into(),
-        bytes: include_bytes!("fixtures/spec/tool_result_pruned.jsonl").to_vec(),
+        bytes: include_bytes!("../fixtures/spec/tool_result_pruned.jsonl").to_vec(),
     };
     fewer.load(vec![input], &LoadOptions::default()).expect("loads");
     assert!(SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &fewer, SearchConfig::default()).is_err());

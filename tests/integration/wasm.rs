@@ -11,7 +11,7 @@ use wasm_bindgen_test::wasm_bindgen_test;
 /// The spec's compaction example (02 §7.2), written as DSH writes zstd logs: the header in its
 /// own frame, then one frame per durable batch.
 fn compacted_zstd_log() -> Vec<u8> {
-    let fixture = include_str!("fixtures/spec/compaction_shadows_prefix.jsonl");
+    let fixture = include_str!("../fixtures/spec/compaction_shadows_prefix.jsonl");
     let mut lines = fixture.lines();
     let mut out = compress_to_vec(
         format!("{}\n", lines.next().expect("header")).as_bytes(),
@@ -98,7 +98,7 @@ fn zstd_root_loads_with_dsh_labels() {
 fn a_staged_load_reports_progress_and_publishes_only_on_commit() {
     let mut archive = archive();
     archive.load_begin(r#"{"strict":false}"#).expect("begins");
-    let bytes = include_bytes!("fixtures/spec/plain_appends.jsonl");
+    let bytes = include_bytes!("../fixtures/spec/plain_appends.jsonl");
     archive
         .load_add("a.jsonl".into(), &Uint8Array::from(&bytes[..]))
         .expect("adds");
@@ -160,7 +160,7 @@ fn errors_reach_javascript_with_their_code() {
 #[wasm_bindgen_test]
 fn search_and_references_answer_through_the_javascript_face() {
     let mut archive = WasmArchive::new(r#"{"tokenizer":"cjk","limits":{"maxJsonDepth":64}}"#).expect("options");
-    let bytes = include_bytes!("fixtures/spec/replacement_of_replacement.jsonl").to_vec();
+    let bytes = include_bytes!("../fixtures/spec/replacement_of_replacement.jsonl").to_vec();
     load(&mut archive, &[("s.jsonl", bytes)]);
     let page = call(&mut archive, "searchSessions", r#"[{"query":"summary"}]"#);
     assert_eq!(page["items"][0]["bestMatch"]["seq"], 11);
@@ -187,7 +187,7 @@ fn tantivy_search_runs_in_wasm() {
     use dsh_session_search::search::tantivy::TantivyProvider;
     use dsh_session_search::search::tokenizer::TokenizerMode;
     let mut corpus = Corpus::new();
-    let bytes = include_bytes!("fixtures/spec/replacement_of_replacement.jsonl").to_vec();
+    let bytes = include_bytes!("../fixtures/spec/replacement_of_replacement.jsonl").to_vec();
     corpus
         .load(
             vec![Input::File {
@@ -226,7 +226,7 @@ fn tantivy_search_runs_in_wasm() {
 
 #[wasm_bindgen_test]
 fn an_exported_index_reopens_in_a_new_instance() {
-    let bytes = include_bytes!("fixtures/spec/replacement_of_replacement.jsonl").to_vec();
+    let bytes = include_bytes!("../fixtures/spec/replacement_of_replacement.jsonl").to_vec();
     let mut first = archive();
     load(&mut first, &[("s.jsonl", bytes.clone())]);
     let expected = first
@@ -253,10 +253,13 @@ fn prepare_hands_truncated_snapshots_to_the_caller() {
     load(
         &mut archive,
         &[
-            ("a.jsonl", include_bytes!("fixtures/spec/plain_appends.jsonl").to_vec()),
+            (
+                "a.jsonl",
+                include_bytes!("../fixtures/spec/plain_appends.jsonl").to_vec(),
+            ),
             (
                 "b.jsonl",
-                include_bytes!("fixtures/spec/compaction_shadows_prefix.jsonl").to_vec(),
+                include_bytes!("../fixtures/spec/compaction_shadows_prefix.jsonl").to_vec(),
             ),
         ],
     );

@@ -1,5 +1,6 @@
 //! Golden fixtures: the spec's worked examples and invalid logs, each loaded and compared with
-//! `tests/fixtures/expected/<name>.json`. `UPDATE_EXPECT=1 cargo test --test golden` rewrites them.
+//! `tests/fixtures/expected/<name>.json`. `UPDATE_EXPECT=1 cargo test --test integration golden::`
+//! rewrites them.
 #![cfg(not(target_arch = "wasm32"))]
 
 use dsh_session_search::archive::{Input, LoadOptions};
