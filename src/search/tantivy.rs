@@ -1,6 +1,6 @@
 //! The in-memory tantivy provider: each reconcile batch becomes single-segment indexes (no
 //! threads, so it runs in wasm), the next one started once the one being written holds
-//! `SEGMENT_BYTES` (16 MiB) of postings, which bounds the memory a large first build needs;
+//! `SEGMENT_BYTES` (8 MiB) of postings, which bounds the memory a large first build needs;
 //! phrases are found by intersecting positional postings. Small commits stay in a [`Tail`]
 //! until they add up to a segment's worth.
 
@@ -22,8 +22,10 @@ use tantivy::{
 
 const TOKENIZER: &str = "dsh_unicode61";
 /// A segment being written is finished once its in-memory postings pass this size (checked
-/// between sessions), so building a large index never holds all its postings at once.
-const SEGMENT_BYTES: usize = 16 << 20;
+/// between batches), so building a large index never holds all its postings at once.
+/// 8 MiB: finishing a segment is one uninterruptible call (about 120 ms in a browser at this
+/// size, twice that at 16 MiB), and a stepped build cannot report progress during it.
+const SEGMENT_BYTES: usize = 8 << 20;
 
 /// Adapts our `unicode61` tokenizer (the recall contract) to tantivy.
 #[derive(Clone)]

@@ -36,10 +36,10 @@ export class Engine {
     }
     const changed = report.sessions.some((s) => s.outcome !== 'duplicate');
     if (changed) {
+      onIndexing?.();
       this.generation += 1;
       this.inputKeys.push(await inputKey(inputs));
     }
-    if (changed) onIndexing?.();
     const index = changed ? await this.#index(signal, onIndexProgress) : { how: 'unchanged', ms: 0 };
     return { report, index: { ...index, loadMs } };
   }

@@ -90,6 +90,7 @@ export class Opener {
       const onIndexing = () => {
         // Restoring a stored index reports nothing: indeterminate until building reports.
         this.meter.removeAttribute('value');
+        this.meter.dataset.updates = String(Number(this.meter.dataset.updates ?? 0) + 1);
         this.text.textContent = 'Preparing the search index…';
       };
       const onIndexProgress = (p) => this.#indexProgress(p);
