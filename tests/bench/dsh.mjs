@@ -69,5 +69,5 @@ const out = {
   queryPhaseSeconds,
 };
 fs.writeFileSync(argv.out, JSON.stringify(out) + '\n');
-console.log(`dsh/sqlite: reconcile ${reconcileMs.toFixed(0)} ms, p50 ${result.latency.all.p50?.toFixed(2)} ms, p95 ${result.latency.all.p95?.toFixed(2)} ms, prepare ${prepare.one.ms.p50.toFixed(1)} / ${prepare.three.ms.p50.toFixed(1)} ms`);
+console.log(`dsh/sqlite: reconcile ${reconcileMs.toFixed(0)} ms, p50 ${result.latency.all.p50?.toFixed(2) ?? "–"} ms, p95 ${result.latency.all.p95?.toFixed(2) ?? "–"} ms, prepare ${prepare.one.ms.p50.toFixed(1)} / ${prepare.three.ms.p50.toFixed(1)} ms`);
 await ctx.fiber.dispose();

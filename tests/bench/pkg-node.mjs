@@ -39,4 +39,4 @@ const out = {
 };
 out.memory.rssPeak = peakRss();
 fs.writeFileSync(argv.out, JSON.stringify(out) + '\n');
-console.log(`pkg/node: load ${out.loadMs.toFixed(0)} ms, index ${out.indexMs.toFixed(0)} ms, p50 ${out.latency.all.p50?.toFixed(3)} ms, prepare ${out.prepare.one.ms.p50.toFixed(1)} / ${out.prepare.three.ms.p50.toFixed(1)} ms, appendLive ${out.appendLive.totalMs.p50.toFixed(1)} ms, wasm ${(out.memory.wasmPeak / 1e6).toFixed(0)} MB`);
+console.log(`pkg/node: load ${out.loadMs.toFixed(0)} ms, index ${out.indexMs.toFixed(0)} ms, p50 ${out.latency.all.p50?.toFixed(3) ?? "–"} ms, prepare ${out.prepare.one.ms.p50.toFixed(1)} / ${out.prepare.three.ms.p50.toFixed(1)} ms, appendLive ${out.appendLive.totalMs.p50.toFixed(1)} ms, wasm ${(out.memory.wasmPeak / 1e6).toFixed(0)} MB`);

@@ -40,7 +40,8 @@ const METRICS = {
   prepare1Ms: ['prepare 1', (r) => r.prepare?.one.ms.p50, ms],
   prepare3Ms: ['prepare 3', (r) => r.prepare?.three.ms.p50, ms],
   appendLiveMs: ['appendLive', (r) => r.appendLive?.totalMs.p50, ms],
-  peakMemoryBytes: ['peak memory', (r) => r.memory?.wasmPeak ?? r.memory?.rssPeak, MB],
+  peakRssBytes: ['peak RSS', (r) => r.memory?.rssPeak, MB],
+  wasmPeakBytes: ['peak wasm memory', (r) => r.memory?.wasmPeak, MB],
 };
 
 function aggregate(values) {
@@ -125,7 +126,8 @@ function summarizeTier(tier) {
       ratios[engine][key] = a == null || b == null || b === 0 ? null : a / b;
     }
   }
-  return { events: dsh.events, textBytes: dsh.textBytes, queries: dsh.perQuery.length, timedPasses: dsh.latency.sessions.n / dsh.perQuery.length, rounds: tier.rounds, engines, ratios, checks: checksOf(tier) };
+  const live = Object.fromEntries(tier.engines.map((engine) => [engine, liveOf(tier.runs.get(engine))]).filter(([, l]) => l !== null));
+  return { events: dsh.events, textBytes: dsh.textBytes, queries: dsh.perQuery.length, timedPasses: dsh.latency.sessions.n / dsh.perQuery.length, rounds: tier.rounds, engines, ratios, live, checks: checksOf(tier) };
 }
 
 function printTier(s) {
@@ -142,18 +144,15 @@ function printTier(s) {
 }
 
 function printTimes(s) {
-  const keys = Object.keys(METRICS);
+  const engines = Object.keys(s.engines);
   const cell = (a, fmt) => (a == null ? '–' : a.runs.length > 1 ? `${fmt(a.median)} [${fmt(a.min)}–${fmt(a.max)}]` : fmt(a.median));
-  const width = 22;
-  console.log(`median over rounds [min–max]; times in ms:`);
-  console.log(`${pad('engine', 15, true)} ${keys.map((k) => pad(METRICS[k][0], width)).join('')}`);
-  for (const [engine, e] of Object.entries(s.engines)) {
-    console.log(`${pad(engine, 15, true)} ${keys.map((k) => pad(cell(e.metrics[k], METRICS[k][2]), width)).join('')}`);
-  }
-  console.log(`\nDSH's median / the engine's median (above 1×: faster or smaller than DSH):`);
-  console.log(`${pad('engine', 15, true)} ${keys.map((k) => pad(METRICS[k][0], 13)).join('')}`);
-  for (const [engine, r] of Object.entries(s.ratios)) {
-    console.log(`${pad(engine, 15, true)} ${keys.map((k) => pad(r[k] == null ? '–' : `${r[k].toFixed(r[k] >= 10 ? 0 : 1)}×`, 13)).join('')}`);
+  const width = 26;
+  console.log(`median over rounds [min–max], times in ms; "× DSH": DSH's median / the engine's (above 1×: faster or smaller):`);
+  console.log(`${pad('', 17, true)}${engines.map((e) => pad(e, width)).join('')}`);
+  for (const [key, [label, , fmt]] of Object.entries(METRICS)) {
+    console.log(`${pad(label, 17, true)}${engines.map((e) => pad(cell(s.engines[e].metrics[key], fmt), width)).join('')}`);
+    const ratios = engines.map((e) => s.ratios[e]?.[key]);
+    if (ratios.some((r) => r != null)) console.log(`${pad('  × DSH', 17, true)}${ratios.map((r) => pad(r == null ? '' : `${r.toFixed(r >= 10 ? 0 : 1)}×`, width)).join('')}`);
   }
   const classes = Object.keys(s.engines['dsh/sqlite'].classes);
   console.log(`\nper query class, both methods: p50 / p95 / max ms (medians over rounds):`);
@@ -161,12 +160,27 @@ function printTimes(s) {
   for (const [engine, e] of Object.entries(s.engines)) {
     console.log(`${pad(engine, 15, true)} ${classes.map((c) => pad(['p50', 'p95', 'max'].map((p) => ms(e.classes[c]?.[p]?.median)).join(' / '), 22)).join('')}`);
   }
-  const live = Object.entries(s.engines).filter(([, e]) => e.metrics.appendLiveMs);
+  const live = Object.entries(s.live);
   if (live.length) {
-    const runs = (engine) => s.engines[engine];
-    console.log(`\nappendLive: append 1 event to a live copy of the largest session, then search its word (appendLive = both; medians over rounds)`);
-    for (const [engine] of live) console.log(`  ${pad(engine, 15, true)} ${ms(runs(engine).metrics.appendLiveMs.median)} ms`);
+    console.log(`\nappendLive on a live copy of the largest session (${live[0][1].liveEvents} events), medians over rounds, ms:`);
+    console.log(`${pad('engine', 15, true)} ${['addLive', 'index it', 'append 1', 'search again', 'appendLive'].map((h) => pad(h, 13)).join('')}`);
+    for (const [engine, l] of live) console.log(`${pad(engine, 15, true)} ${[l.addLiveMs, l.indexLiveMs, l.appendMs, l.searchAfterMs, l.totalMs].map((x) => pad(ms(x), 13)).join('')}`);
   }
+}
+
+/** Medians over rounds of the appendLive step's parts. */
+function liveOf(runs) {
+  const with_ = runs.filter((r) => r.appendLive);
+  if (with_.length === 0) return null;
+  const m = (pick) => median(with_.map(pick));
+  return {
+    liveEvents: with_[0].appendLive.liveEvents,
+    addLiveMs: m((r) => r.appendLive.addLiveMs),
+    indexLiveMs: m((r) => r.appendLive.indexLiveMs),
+    appendMs: m((r) => r.appendLive.appendMs.p50),
+    searchAfterMs: m((r) => r.appendLive.searchAfterMs.p50),
+    totalMs: m((r) => r.appendLive.totalMs.p50),
+  };
 }
 
 const summaries = tiers.map((dir) => summarizeTier(readTier(dir)));

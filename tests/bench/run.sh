@@ -8,7 +8,7 @@
 # (examples/bench.rs), the packed package in Node 24 (pkg-node.mjs) and in headless Chromium
 # through its worker entry (chromium.mjs). An engine's run: load, index, the query protocol
 # (BENCH_RUNS timed passes, default 2), BENCH_REPS prepare calls per source set and appendLive
-# steps (default 3).
+# steps (default 3; DSH: BENCH_DSH_REPS, default 1, as each of its prepare calls takes seconds).
 # --smoke: every engine once (one round, no timed pass, one repetition); the native example
 # from the debug build `make test` already has; only the first pages are checked.
 # Environment: BENCH_SESSION_EVENTS (median searchable events per session, default 1500),
@@ -36,8 +36,8 @@ if [[ -z "$TARBALL" || ${#TIERS[@]} -eq 0 ]]; then
   echo "usage: tests/bench/run.sh [--smoke] --tarball PKG.tgz EVENTS..." >&2
   exit 2
 fi
-if [[ $SMOKE -eq 1 ]]; then ROUNDS=1 RUNS=0 REPS=1 PROFILE=debug; else
-  ROUNDS="${BENCH_ROUNDS:-3}" RUNS="${BENCH_RUNS:-2}" REPS="${BENCH_REPS:-3}" PROFILE=release; fi
+if [[ $SMOKE -eq 1 ]]; then ROUNDS=1 RUNS=0 REPS=1 DSH_REPS=1 PROFILE=debug; else
+  ROUNDS="${BENCH_ROUNDS:-3}" RUNS="${BENCH_RUNS:-2}" REPS="${BENCH_REPS:-3}" DSH_REPS="${BENCH_DSH_REPS:-1}" PROFILE=release; fi
 SESSION_EVENTS="${BENCH_SESSION_EVENTS:-1500}"
 SEED="${BENCH_SEED:-1}"
 IFS=, read -r -a ENGINES <<<"${BENCH_ENGINES:-dsh,native-tantivy,native-sqlite,pkg-node,pkg-chromium}"
@@ -51,6 +51,22 @@ PIN=(env LC_ALL=en_US.UTF-8 LANG=en_US.UTF-8 TZ=UTC)
 command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 mkdir -p "$OUT"
 
+# The corpora, cached by their parameters and the generator's sources; generated (one core,
+# Node) while cargo builds.
+GEN="$(cat "$HERE/generate.mjs" "$HERE"/lib/text.mjs "$HERE"/lib/queries.mjs "$REPO"/tests/oracle/lib/prng.mjs "$REPO"/tests/oracle/package-lock.json | sha256sum | cut -c1-12)"
+corpus_dir() { echo "$OUT/corpus-$1-$SESSION_EVENTS-$SEED-$GEN"; }
+generate_corpora() {
+  for EVENTS in "${TIERS[@]}"; do
+    local corpus
+    corpus="$(corpus_dir "$EVENTS")"
+    [[ -f "$corpus/manifest.json" ]] && continue
+    echo "generating $EVENTS events through the DSH Session API into $corpus"
+    "${PIN[@]}" "$NODE" "$HERE/generate.mjs" --out "$corpus" --events "$EVENTS" --session-events "$SESSION_EVENTS" --seed "$SEED"
+  done
+}
+generate_corpora &
+GENERATING=$!
+
 if [[ $PROFILE == release ]]; then
   echo "building the native example (release)"
   (cd "$REPO" && cargo build --quiet --release --example bench)
@@ -63,12 +79,13 @@ NATIVE="$TARGET_DIR/$PROFILE/examples/bench"
 rm -rf "$APP" && mkdir -p "$APP"
 echo '{ "name": "dsh-session-search-bench", "private": true, "type": "module" }' >"$APP/package.json"
 (cd "$APP" && npm install --silent --no-audit --no-fund --offline "$TARBALL")
+wait "$GENERATING"
 
 # One engine's run: ENGINE CORPUS PLAN OUT.json
 run_engine() {
   local engine="$1" corpus="$2" plan="$3" out="$4"
   case "$engine" in
-    dsh) "${PIN[@]}" "$NODE" --expose-gc "$HERE/dsh.mjs" --corpus "$corpus" --plan "$plan" --out "$out" --runs "$RUNS" --reps "$REPS" ;;
+    dsh) "${PIN[@]}" "$NODE" --expose-gc "$HERE/dsh.mjs" --corpus "$corpus" --plan "$plan" --out "$out" --runs "$RUNS" --reps "$DSH_REPS" ;;
     native-tantivy) "$NATIVE" "$corpus" "$plan" tantivy "$RUNS" "$REPS" "$out" ;;
     native-sqlite) "$NATIVE" "$corpus" "$plan" sqlite "$RUNS" "$REPS" "$out" ;;
     pkg-node) "${PIN[@]}" "$NODE" "$HERE/pkg-node.mjs" --app "$APP" --corpus "$corpus" --plan "$plan" --out "$out" --runs "$RUNS" --reps "$REPS" ;;
@@ -77,15 +94,9 @@ run_engine() {
   esac
 }
 
-# The corpus, cached by its parameters and the generator's sources.
-GEN="$(cat "$HERE/generate.mjs" "$HERE"/lib/text.mjs "$HERE"/lib/queries.mjs "$REPO"/tests/oracle/lib/prng.mjs "$REPO"/tests/oracle/package-lock.json | sha256sum | cut -c1-12)"
 RUN_DIRS=()
 for EVENTS in "${TIERS[@]}"; do
-  CORPUS="$OUT/corpus-$EVENTS-$SESSION_EVENTS-$SEED-$GEN"
-  if [[ ! -f "$CORPUS/manifest.json" ]]; then
-    echo "generating $EVENTS events through the DSH Session API into $CORPUS"
-    "${PIN[@]}" "$NODE" "$HERE/generate.mjs" --out "$CORPUS" --events "$EVENTS" --session-events "$SESSION_EVENTS" --seed "$SEED"
-  fi
+  CORPUS="$(corpus_dir "$EVENTS")"
   RUN="$OUT/$([[ $SMOKE -eq 1 ]] && echo smoke || echo run)-$EVENTS"
   rm -rf "$RUN" && mkdir -p "$RUN"
   "$NODE" "$HERE/plan.mjs" --corpus "$CORPUS" --out "$RUN/plan.json"

@@ -32,7 +32,7 @@ async function main() {
     reps: Number(settings.reps),
     memory,
   });
-  return { engine: 'pkg/chromium', events: manifest.events, textBytes: manifest.textBytes, userAgent: navigator.userAgent, ...result };
+  return { engine: 'pkg/chromium', events: manifest.events, textBytes: manifest.textBytes, userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated, ...result };
 }
 
 main().then((result) => { window.__bench = { result }; }, (error) => { window.__bench = { error: String(error.stack || error) }; });
