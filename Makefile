@@ -6,7 +6,8 @@ SHELL := bash
 PORT ?= 8000
 ORACLE_DIR ?= target/oracle
 ORACLE_SESSIONS ?= 240
-BENCH_EVENTS ?= 100000
+BENCH_TIERS ?= 10000 100000
+BENCH_LARGE_EVENTS ?= 1000000
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_TARGETS := json log_raw log_zstd zip_load entries_load uri mention search_request snapshot_import prepare_render
@@ -29,7 +30,7 @@ COMPONENT_DIR := target/component
 COMPONENT := $(COMPONENT_DIR)/dsh_session_search.wasm
 WASM_TOOLS_VERSION := 1.263.0
 
-.PHONY: help serve www-deps cli-debug test setup fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component bench fuzz fuzz-smoke fuzz-seeds clean
+.PHONY: help serve www-deps cli-debug test setup fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component bench bench-large bench-smoke fuzz fuzz-smoke fuzz-seeds clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -126,8 +127,14 @@ test-component: component ## Validate the component, check its WIT against wit/,
 	tests/component/node_modules/.bin/jco transpile $(COMPONENT) --name dsh_session_search --no-typescript -q -o tests/component/out
 	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) node --test tests/component/
 
-bench: ## Benchmark against DSH's own search on BENCH_EVENTS generated events (not part of `test`).
-	tests/bench/run.sh $(BENCH_EVENTS)
+bench: pkg pkg-tools ## Benchmark every engine against DSH (same run, engines alternating) on the BENCH_TIERS (10k, 100k events); target/bench/summary.json.
+	tests/bench/run.sh --tarball $(PKG_TARBALL) $(BENCH_TIERS)
+
+bench-large: pkg pkg-tools ## The benchmark at BENCH_LARGE_EVENTS (1,000,000) events, one round unless BENCH_ROUNDS says otherwise.
+	BENCH_ROUNDS=$${BENCH_ROUNDS:-1} tests/bench/run.sh --tarball $(PKG_TARBALL) $(BENCH_LARGE_EVENTS)
+
+bench-smoke: pkg pkg-tools ## Every benchmark engine once on 10,000 events: fails unless every first page equals DSH's (no time is judged).
+	tests/bench/run.sh --smoke --tarball $(PKG_TARBALL) 10000
 
 fuzz-seeds: ## Write the fuzz seed corpora (fuzz/seeds/) from the small logs in tests/fixtures/spec.
 	python3 fuzz/seeds.py

@@ -1,93 +1,197 @@
 #!/usr/bin/env node
-// Prints the benchmark table from the JSON files of one run: DSH first (the baseline measured
-// in the same run), then each of our engines with ratios against it, the targets of the
-// performance issue (met or not), and the first-page comparison with DSH for every query.
+// The benchmark report over the runs of one or more tiers (run.sh): each tier directory holds
+// round-N/ENGINE.json, one file per engine per round, the engines alternating within a round.
+// Per engine and metric: the median over rounds and the spread (min–max); ratios are DSH's
+// median over the engine's, DSH measured in the same rounds. Then the checks against DSH:
+// every first page (items, order, snippets, headers, next-page presence) and, as information,
+// the prepare answers (DSH's fields, context ids set aside) and the appendLive searches.
+// Exits 1 when a first page differs from DSH's; no time is ever judged.
 //
-//   node report.mjs DSH.json OURS.json... [--targets-engine wasm/tantivy] [--json SUMMARY.json]
+//   node report.mjs TIER_DIR... [--json SUMMARY.json] [--checks-only]
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-const { values: argv, positionals } = parseArgs({ allowPositionals: true, options: { 'targets-engine': { type: 'string', default: 'wasm/tantivy' }, json: { type: 'string' } } });
-const [dsh, ...ours] = positionals.map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
+const { values: argv, positionals: tiers } = parseArgs({ allowPositionals: true, options: { json: { type: 'string' }, 'checks-only': { type: 'boolean', default: false } } });
+if (tiers.length === 0) { console.error('usage: node report.mjs TIER_DIR... [--json SUMMARY.json] [--checks-only]'); process.exit(2); }
+
+const ENGINE_ORDER = ['dsh/sqlite', 'native/tantivy', 'native/sqlite', 'pkg/node', 'pkg/chromium'];
 const MB = (b) => (b == null ? '–' : `${(b / 1e6).toFixed(0)} MB`);
 const ms = (x) => (x == null ? '–' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
-const ratio = (a, b) => (a == null || b == null || b === 0 ? '–' : `${(a / b).toFixed(a / b >= 10 ? 0 : 1)}×`);
-const pad = (s, n, right = false) => (right ? String(s).padEnd(n) : String(s).padStart(n));
+const pad = (s, n, left = false) => (left ? String(s).padEnd(n) : String(s).padStart(n));
+const median = (xs) => { const s = xs.filter((x) => x != null).sort((a, b) => a - b); return s.length === 0 ? null : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
 /** JSON with sorted keys, so key order does not count as a difference. */
 function canon(v) {
   if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon(v[k])}`).join(',')}}`;
-  return JSON.stringify(v);
-}
-function memoryOf(r) {
-  const m = r.memory ?? {};
-  if (m.wasmIndexBytes != null) return { index: m.wasmIndexBytes, total: m.wasmTotal, label: `wasm +${MB(m.wasmIndexBytes)} index, ${MB(m.wasmTotal)} total` };
-  if (m.rssIndexBytes != null) return { index: m.rssIndexBytes, total: m.rssTotal, label: `rss +${MB(m.rssIndexBytes)} index, ${MB(m.rssTotal)} total` };
-  return { index: m.rssBytes, total: m.rssTotal, label: `rss +${MB(m.rssBytes)} (logs+index), ${MB(m.rssTotal)} total` };
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canon(v[k])}`).join(',')}}`;
+  return JSON.stringify(v ?? null);
 }
 
-const N = dsh.events, text = dsh.textBytes;
-console.log(`\n== make bench: ${N} events, ${(text / 1e6).toFixed(1)} MB of text; ${dsh.perQuery.length} queries × ${dsh.latency.sessions.n / dsh.perQuery.length} timed runs × 2 methods; p50/p95 over all ${dsh.latency.all.n} calls ==`);
-console.log(`${pad('engine', 16, true)} ${pad('load ms', 8)} ${pad('index ms', 9)} ${pad('p50 ms', 8)} ${pad('p95 ms', 8)} ${pad('p50 vs DSH', 11)} ${pad('p95 vs DSH', 11)} ${pad('load+index vs DSH', 18)}  memory`);
-for (const r of [dsh, ...ours]) {
-  const isDsh = r === dsh;
-  const build = (r.loadMs ?? 0) + r.indexMs;
-  console.log(`${pad(r.engine, 16, true)} ${pad(ms(r.loadMs), 8)} ${pad(ms(r.indexMs), 9)} ${pad(ms(r.latency.all.p50), 8)} ${pad(ms(r.latency.all.p95), 8)} ${pad(isDsh ? 'baseline' : ratio(dsh.latency.all.p50, r.latency.all.p50), 11)} ${pad(isDsh ? 'baseline' : ratio(dsh.latency.all.p95, r.latency.all.p95), 11)} ${pad(isDsh ? 'baseline' : ratio(dsh.indexMs, build), 18)}  ${memoryOf(r).label}`);
+/** The per-round scalars the report aggregates; `null` where an engine has no such step. */
+const METRICS = {
+  ingestMs: ['ingest', (r) => r.loadMs, ms],
+  indexMs: ['index', (r) => r.indexMs, ms],
+  firstResultMs: ['first result', (r) => r.firstResultMs, ms],
+  p50Ms: ['query p50', (r) => r.latency.all.p50, ms],
+  p95Ms: ['query p95', (r) => r.latency.all.p95, ms],
+  maxMs: ['query max', (r) => r.latency.all.max, ms],
+  prepare1Ms: ['prepare 1', (r) => r.prepare?.one.ms.p50, ms],
+  prepare3Ms: ['prepare 3', (r) => r.prepare?.three.ms.p50, ms],
+  appendLiveMs: ['appendLive', (r) => r.appendLive?.totalMs.p50, ms],
+  peakRssBytes: ['peak RSS', (r) => r.memory?.rssPeak, MB],
+  wasmPeakBytes: ['peak wasm memory', (r) => r.memory?.wasmPeak, MB],
+};
+
+function aggregate(values) {
+  const kept = values.filter((x) => x != null);
+  if (kept.length === 0) return null;
+  return { median: median(kept), min: Math.min(...kept), max: Math.max(...kept), runs: values };
 }
 
-// Per category: the median over the category's queries of each query's median time.
-const cats = [...new Set(dsh.perQuery.map((q) => q.category))];
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]; };
-console.log(`\nper query category, median ms (searchSessions / searchEvents):`);
-console.log(`${pad('engine', 16, true)} ${cats.map((c) => pad(c, 16)).join(' ')}`);
-for (const r of [dsh, ...ours]) {
-  const cells = cats.map((c) => { const qs = r.perQuery.filter((q) => q.category === c); return pad(`${ms(median(qs.map((q) => q.sessionsMs)))} / ${ms(median(qs.map((q) => q.eventsMs)))}`, 16); });
-  console.log(`${pad(r.engine, 16, true)} ${cells.join(' ')}`);
-}
-
-// First pages against DSH's.
-const mismatches = {};
-for (const r of ours) {
-  const list = [];
-  for (const [i, want] of dsh.pages.entries()) {
-    const got = r.pages[i];
-    const diff = [];
-    if (got.query !== want.query) { list.push(`${want.query}: query order differs`); continue; }
-    if (canon(got.sessions.items) !== canon(want.sessions.items)) diff.push('searchSessions items');
-    if ((got.sessions.nextCursor === undefined) !== (want.sessions.nextCursor === undefined)) diff.push('searchSessions nextCursor presence');
-    if (got.eventsSession !== want.eventsSession) diff.push(`searchEvents session (${got.eventsSession} vs DSH ${want.eventsSession})`);
-    else {
-      if (canon(got.events.items) !== canon(want.events.items)) diff.push('searchEvents items');
-      if (canon(got.events.session) !== canon(want.events.session)) diff.push('searchEvents session header');
-      if ((got.events.nextCursor === undefined) !== (want.events.nextCursor === undefined)) diff.push('searchEvents nextCursor presence');
+function readTier(dir) {
+  const rounds = fs.readdirSync(dir).filter((d) => /^round-\d+$/.test(d)).sort((a, b) => Number(a.slice(6)) - Number(b.slice(6)));
+  const byEngine = new Map();
+  for (const round of rounds) {
+    for (const file of fs.readdirSync(path.join(dir, round)).filter((f) => f.endsWith('.json')).sort()) {
+      const r = JSON.parse(fs.readFileSync(path.join(dir, round, file), 'utf8'));
+      if (!byEngine.has(r.engine)) byEngine.set(r.engine, []);
+      byEngine.get(r.engine).push(r);
     }
-    if (diff.length) list.push(`${JSON.stringify(want.query)}: ${diff.join(', ')}`);
   }
-  mismatches[r.engine] = list;
-}
-console.log(`\nfirst pages vs DSH (items, order, snippets, headers, next-page presence; ${dsh.pages.length} queries × 2 methods):`);
-for (const [engine, list] of Object.entries(mismatches)) {
-  console.log(`  ${pad(engine, 16, true)} ${list.length === 0 ? 'identical' : `${list.length} queries differ`}`);
-  for (const m of list.slice(0, 10)) console.log(`      ${m}`);
+  const engines = [...byEngine.keys()].sort((a, b) => ENGINE_ORDER.indexOf(a) - ENGINE_ORDER.indexOf(b));
+  if (engines[0] !== 'dsh/sqlite') throw new Error(`${dir}: no DSH run to compare with`);
+  return { dir, rounds: rounds.length, engines, runs: byEngine };
 }
 
-// The issue's targets, judged on one engine (wasm by default).
-const t = ours.find((r) => r.engine === argv['targets-engine']);
-const targets = [];
-if (t) {
-  const mem = memoryOf(t);
-  const p50 = dsh.latency.all.p50 / t.latency.all.p50, p95 = dsh.latency.all.p95 / t.latency.all.p95;
-  const build = (t.loadMs ?? 0) + t.indexMs;
-  const perEvent = mem.total / N;
-  const at1M = perEvent * 1e6;
-  targets.push(['DSH\'s exact order and snippets (every query, both methods)', mismatches[t.engine].length === 0, `${mismatches[t.engine].length} differing queries`]);
-  targets.push(['p50 ≥ 20× faster than DSH', p50 >= 20, `${p50.toFixed(1)}× (${ms(t.latency.all.p50)} vs ${ms(dsh.latency.all.p50)} ms)`]);
-  targets.push(['p95 ≥ 30× faster than DSH', p95 >= 30, `${p95.toFixed(1)}× (${ms(t.latency.all.p95)} vs ${ms(dsh.latency.all.p95)} ms)`]);
-  targets.push([`index ${N} events faster than DSH reconciles them`, build < dsh.indexMs, `load ${ms(t.loadMs)} + index ${ms(t.indexMs)} = ${ms(build)} ms vs DSH ${ms(dsh.indexMs)} ms`]);
-  targets.push(['index memory ≤ 0.5× the text', mem.index <= 0.5 * text, `${(mem.index / text).toFixed(2)}× (${MB(mem.index)} for ${MB(text)} of text)`]);
-  targets.push(['1,000,000 events in one tab (wasm32: 4 GiB)', at1M < 4 * 2 ** 30, `extrapolated ${(at1M / 2 ** 30).toFixed(2)} GiB total wasm memory (${(perEvent / 1024).toFixed(1)} KiB/event × 1M, linear from ${N})`]);
-  console.log(`\ntargets (${t.engine}, measured against DSH in this run):`);
-  for (const [name, ok, detail] of targets) console.log(`  ${ok ? 'MET ' : 'MISS'}  ${pad(name, 56, true)} ${detail}`);
+/** First pages of `run` against DSH's: a list of differing queries. */
+function pageDifferences(want, got) {
+  const list = [];
+  for (const [i, w] of want.pages.entries()) {
+    const g = got.pages[i];
+    if (g?.query !== w.query) { list.push(`${JSON.stringify(w.query)}: query order differs`); continue; }
+    const diff = [];
+    if (canon(g.sessions.items) !== canon(w.sessions.items)) diff.push('searchSessions items');
+    if ((g.sessions.nextCursor === undefined) !== (w.sessions.nextCursor === undefined)) diff.push('searchSessions nextCursor presence');
+    if (g.eventsSession !== w.eventsSession) diff.push(`searchEvents session (${g.eventsSession} vs DSH ${w.eventsSession})`);
+    else {
+      if (canon(g.events.items) !== canon(w.events.items)) diff.push('searchEvents items');
+      if (canon(g.events.session) !== canon(w.events.session)) diff.push('searchEvents session header');
+      if ((g.events.nextCursor === undefined) !== (w.events.nextCursor === undefined)) diff.push('searchEvents nextCursor presence');
+    }
+    if (diff.length) list.push(`${JSON.stringify(w.query)}: ${diff.join(', ')}`);
+  }
+  return list;
 }
-if (argv.json) fs.writeFileSync(argv.json, JSON.stringify({ events: N, textBytes: text, engines: [dsh, ...ours].map((r) => ({ engine: r.engine, loadMs: r.loadMs, indexMs: r.indexMs, latency: r.latency, memory: r.memory })), mismatches, targets }, null, 1) + '\n');
+
+function checksOf(tier) {
+  const dsh = tier.runs.get('dsh/sqlite');
+  const checks = {};
+  for (const engine of tier.engines.slice(1)) {
+    const pages = [], prepare = [], live = [];
+    for (const [round, run] of tier.runs.get(engine).entries()) {
+      const want = dsh[round] ?? dsh[0];
+      for (const m of pageDifferences(want, run)) pages.push(`round ${round + 1}: ${m}`);
+      for (const name of ['one', 'three']) {
+        if (want.prepare && run.prepare && canon(want.prepare[name].result) !== canon(run.prepare[name].result)) prepare.push(`round ${round + 1}: prepare ${name} differs from DSH's`);
+      }
+      if (run.appendLive && run.appendLive.found !== run.appendLive.reps) live.push(`round ${round + 1}: ${run.appendLive.found} of ${run.appendLive.reps} searches found the appended event's session first`);
+    }
+    checks[engine] = { pages, prepare, appendLive: live };
+  }
+  // DSH against itself across rounds: its answers do not change between runs.
+  const drift = dsh.slice(1).flatMap((run, i) => pageDifferences(dsh[0], run).map((m) => `round ${i + 2}: ${m}`));
+  if (drift.length) checks['dsh/sqlite (rounds)'] = { pages: drift, prepare: [], appendLive: [] };
+  return checks;
+}
+
+function summarizeTier(tier) {
+  const dsh = tier.runs.get('dsh/sqlite')[0];
+  const engines = {};
+  for (const engine of tier.engines) {
+    const runs = tier.runs.get(engine);
+    const metrics = Object.fromEntries(Object.entries(METRICS).map(([key, [, pick]]) => [key, aggregate(runs.map(pick))]));
+    const classes = {};
+    for (const category of Object.keys(runs[0].latency.categories ?? {})) {
+      classes[category] = Object.fromEntries(['p50', 'p95', 'max'].map((p) => [p, aggregate(runs.map((r) => r.latency.categories[category].all[p]))]));
+    }
+    engines[engine] = { rounds: runs.length, metrics, classes, memory: runs.at(-1).memory };
+  }
+  const ratios = {};
+  for (const engine of tier.engines.slice(1)) {
+    ratios[engine] = {};
+    for (const key of Object.keys(METRICS)) {
+      const a = engines['dsh/sqlite'].metrics[key]?.median, b = engines[engine].metrics[key]?.median;
+      ratios[engine][key] = a == null || b == null || b === 0 ? null : a / b;
+    }
+  }
+  const live = Object.fromEntries(tier.engines.map((engine) => [engine, liveOf(tier.runs.get(engine))]).filter(([, l]) => l !== null));
+  return { events: dsh.events, textBytes: dsh.textBytes, queries: dsh.perQuery.length, timedPasses: dsh.latency.sessions.n / dsh.perQuery.length, rounds: tier.rounds, engines, ratios, live, checks: checksOf(tier) };
+}
+
+function printTier(s) {
+  console.log(`\n== ${s.events} events, ${(s.textBytes / 1e6).toFixed(1)} MB of text: ${s.rounds} rounds (engines alternating), ${s.queries} queries × ${s.timedPasses} timed passes × 2 methods per round ==`);
+  if (!argv['checks-only']) printTimes(s);
+  console.log(`\nfirst pages vs DSH (items, order, snippets, headers, next-page presence; ${s.queries} queries × 2 methods, every round):`);
+  for (const [engine, c] of Object.entries(s.checks)) {
+    console.log(`  ${pad(engine, 22, true)} ${c.pages.length === 0 ? 'identical' : `${c.pages.length} differ`}`);
+    for (const m of c.pages.slice(0, 10)) console.log(`      ${m}`);
+  }
+  const info = Object.entries(s.checks).flatMap(([engine, c]) => [...c.prepare, ...c.appendLive].map((m) => `${engine} ${m}`));
+  console.log(`prepare answers vs DSH's and appendLive searches: ${info.length === 0 ? 'all equal / found' : ''}`);
+  for (const m of info.slice(0, 10)) console.log(`      ${m}`);
+}
+
+function printTimes(s) {
+  const engines = Object.keys(s.engines);
+  const cell = (a, fmt) => (a == null ? '–' : a.runs.length > 1 ? `${fmt(a.median)} [${fmt(a.min)}–${fmt(a.max)}]` : fmt(a.median));
+  const width = 26;
+  console.log(`median over rounds [min–max], times in ms; "× DSH": DSH's median / the engine's (above 1×: faster or smaller):`);
+  console.log(`${pad('', 17, true)}${engines.map((e) => pad(e, width)).join('')}`);
+  for (const [key, [label, , fmt]] of Object.entries(METRICS)) {
+    console.log(`${pad(label, 17, true)}${engines.map((e) => pad(cell(s.engines[e].metrics[key], fmt), width)).join('')}`);
+    const ratios = engines.map((e) => s.ratios[e]?.[key]);
+    if (ratios.some((r) => r != null)) console.log(`${pad('  × DSH', 17, true)}${ratios.map((r) => pad(r == null ? '' : `${r.toFixed(r >= 10 ? 0 : 1)}×`, width)).join('')}`);
+  }
+  const classes = Object.keys(s.engines['dsh/sqlite'].classes);
+  console.log(`\nper query class, both methods: p50 / p95 / max ms (medians over rounds):`);
+  console.log(`${pad('engine', 15, true)} ${classes.map((c) => pad(c, 22)).join('')}`);
+  for (const [engine, e] of Object.entries(s.engines)) {
+    console.log(`${pad(engine, 15, true)} ${classes.map((c) => pad(['p50', 'p95', 'max'].map((p) => ms(e.classes[c]?.[p]?.median)).join(' / '), 22)).join('')}`);
+  }
+  const live = Object.entries(s.live);
+  if (live.length) {
+    console.log(`\nappendLive on a live copy of the largest session (${live[0][1].liveEvents} events), medians over rounds, ms:`);
+    console.log(`${pad('engine', 15, true)} ${['addLive', 'index it', 'append 1', 'search again', 'appendLive'].map((h) => pad(h, 13)).join('')}`);
+    for (const [engine, l] of live) console.log(`${pad(engine, 15, true)} ${[l.addLiveMs, l.indexLiveMs, l.appendMs, l.searchAfterMs, l.totalMs].map((x) => pad(ms(x), 13)).join('')}`);
+  }
+}
+
+/** Medians over rounds of the appendLive step's parts. */
+function liveOf(runs) {
+  const with_ = runs.filter((r) => r.appendLive);
+  if (with_.length === 0) return null;
+  const m = (pick) => median(with_.map(pick));
+  return {
+    liveEvents: with_[0].appendLive.liveEvents,
+    addLiveMs: m((r) => r.appendLive.addLiveMs),
+    indexLiveMs: m((r) => r.appendLive.indexLiveMs),
+    appendMs: m((r) => r.appendLive.appendMs.p50),
+    searchAfterMs: m((r) => r.appendLive.searchAfterMs.p50),
+    totalMs: m((r) => r.appendLive.totalMs.p50),
+  };
+}
+
+const summaries = tiers.map((dir) => summarizeTier(readTier(dir)));
+for (const s of summaries) printTier(s);
+const failed = summaries.some((s) => Object.values(s.checks).some((c) => c.pages.length > 0));
+if (argv.json) {
+  const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, platform: `${os.type()} ${os.release()}` };
+  fs.writeFileSync(argv.json, JSON.stringify({ generatedAt: new Date().toISOString(), machine, tiers: summaries }, null, 1) + '\n');
+  console.log(`\nsummary: ${argv.json}`);
+}
+if (failed) {
+  console.log('\nFAIL: first pages differ from DSH\'s');
+  process.exit(1);
+}

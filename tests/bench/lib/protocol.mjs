@@ -1,0 +1,186 @@
+// The measurement protocol every engine follows, free of Node APIs so the Chromium page runs
+// the very same code (the native example mirrors it in Rust):
+// - queries: one warm-up pass records each query's first pages, then `runs` timed passes. Per
+//   query: `searchSessions({query})`, then `searchEvents({sessionId, query})` in the session of
+//   the first session hit (the largest session when there is none), as a UI would drill down.
+// - prepare: the plan's one-source and three-source references, `reps` timed calls each; the
+//   first answer is kept (DSH's fields, context ids set aside) to compare with DSH's.
+// - appendLive: the plan's source session becomes a live session (`addLive` with its events);
+//   then `reps` times one event is appended and the event's unique word searched for, which
+//   must find the live session first.
+
+/** Nearest-rank percentile of `samples` (ms). */
+export function percentile(samples, p) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export function summarize(samples) {
+  return {
+    n: samples.length,
+    p50: percentile(samples, 50),
+    p95: percentile(samples, 95),
+    max: percentile(samples, 100),
+    mean: samples.length === 0 ? null : samples.reduce((a, b) => a + b, 0) / samples.length,
+  };
+}
+
+/** Latency summaries over every call, per method, and per query category (both methods). */
+function latencyOf(plan) {
+  const categories = {};
+  for (const category of new Set(plan.map((p) => p.category))) {
+    const inCategory = plan.filter((p) => p.category === category);
+    categories[category] = {
+      all: summarize(inCategory.flatMap((p) => [...p.s, ...p.e])),
+      sessions: summarize(inCategory.flatMap((p) => p.s)),
+      events: summarize(inCategory.flatMap((p) => p.e)),
+    };
+  }
+  return {
+    all: summarize(plan.flatMap((p) => [...p.s, ...p.e])),
+    sessions: summarize(plan.flatMap((p) => p.s)),
+    events: summarize(plan.flatMap((p) => p.e)),
+    categories,
+  };
+}
+
+/**
+ * Runs the query protocol. `sessions(request)` and `events(request)` return pages (objects).
+ * Returns {latency, perQuery, pages}.
+ */
+export async function runQueries({ sessions, events, queries, runs, fallbackSession }) {
+  const pages = [];
+  const plan = [];
+  for (const { query, category } of queries) {
+    const s = await sessions({ query });
+    const sessionId = s.items[0]?.header.id ?? fallbackSession;
+    const e = await events({ sessionId, query });
+    pages.push({ query, category, sessions: s, eventsSession: sessionId, events: e });
+    plan.push({ query, category, sessionId, s: [], e: [] });
+  }
+  for (let run = 0; run < runs; run++) {
+    for (const p of plan) {
+      let t = performance.now();
+      await sessions({ query: p.query });
+      p.s.push(performance.now() - t);
+      t = performance.now();
+      await events({ sessionId: p.sessionId, query: p.query });
+      p.e.push(performance.now() - t);
+    }
+  }
+  return {
+    latency: latencyOf(plan),
+    perQuery: plan.map((p, i) => ({ query: p.query, category: p.category, sessionsMs: percentile(p.s, 50), eventsMs: percentile(p.e, 50), hits: pages[i].sessions.items.length })),
+    pages,
+  };
+}
+
+/** A copy of `value` with the (random) id of every context message replaced by a placeholder. */
+export function withoutContextIds(value) {
+  if (Array.isArray(value)) return value.map(withoutContextIds);
+  if (value === null || typeof value !== 'object') return value;
+  const isContext = value.source?.kind === 'session-reference';
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isContext && k === 'id' ? '<context id>' : withoutContextIds(v)]));
+}
+
+/** DSH's own fields of a prepare answer, comparable across engines. */
+export function prepareFields(result) {
+  return withoutContextIds({ content: result.content, additionalContext: result.additionalContext ?? null });
+}
+
+/** Times `reps` calls of `prepare(references)` for each reference set of the plan. */
+export async function runPrepare({ prepare, plan, reps }) {
+  const out = {};
+  for (const [name, references] of [['one', plan.prepare.one], ['three', plan.prepare.three]]) {
+    const samples = [];
+    let first;
+    for (let i = 0; i < Math.max(1, reps); i++) {
+      const t = performance.now();
+      const result = await prepare(plan.prepare.agent, plan.prepare.content, references);
+      samples.push(performance.now() - t);
+      first ??= prepareFields(result);
+    }
+    out[name] = { ms: summarize(samples), sources: references.length, result: first };
+  }
+  return out;
+}
+
+/** The event appended in repetition `i` after the source's last event `last`. */
+export function liveEvent(plan, last, i) {
+  return {
+    type: 'user/message',
+    seq: last.seq + 1 + i,
+    time: last.time + 1 + i,
+    data: { id: `bench-live-${i}`, role: 'user', content: [{ type: 'text', text: `${plan.live.text} ${plan.live.token}${i}` }], source: { kind: 'user' } },
+    surfaceOp: 'append',
+  };
+}
+
+/**
+ * The appendLive protocol over an archive-like `api` (async readSession, addLive, appendLive,
+ * searchSessions). Returns times and whether every search found the appended event's session.
+ */
+export async function runAppendLive({ api, plan, reps }) {
+  const source = await api.readSession(plan.live.sourceId);
+  const header = { ...source.session, id: plan.live.id };
+  let t = performance.now();
+  await api.addLive(header, source.events);
+  const addLiveMs = performance.now() - t;
+  t = performance.now();
+  await api.searchSessions({ query: plan.live.token });
+  const indexLiveMs = performance.now() - t;
+  const last = source.events.at(-1);
+  const append = [], search = [], total = [];
+  let found = 0;
+  for (let i = 0; i < Math.max(1, reps); i++) {
+    t = performance.now();
+    await api.appendLive(plan.live.id, [liveEvent(plan, last, i)]);
+    const appended = performance.now();
+    const page = await api.searchSessions({ query: `${plan.live.token}${i}` });
+    const done = performance.now();
+    append.push(appended - t);
+    search.push(done - appended);
+    total.push(done - t);
+    if (page.items[0]?.header.id === plan.live.id) found++;
+  }
+  return { liveEvents: source.events.length, addLiveMs, indexLiveMs, appendMs: summarize(append), searchAfterMs: summarize(search), totalMs: summarize(total), found, reps: total.length };
+}
+
+/**
+ * One run of the packed package: `SessionArchive` from `dsh-session-search` (or its `/worker`
+ * entry), `entries` the corpus as a dropped folder gives it ([{path, bytes}]), `memory()` the
+ * module's wasm memory in bytes (it only grows, so the last reading is the peak).
+ */
+export async function runPackage({ SessionArchive, entries, queries, plan, fallbackSession, runs, reps, memory }) {
+  const archive = await SessionArchive.create();
+  const wasmStart = await memory();
+  const start = performance.now();
+  const report = await archive.load(entries);
+  const loaded = performance.now();
+  if (report.failures?.length) throw new Error(`load failures: ${JSON.stringify(report.failures).slice(0, 500)}`);
+  const wasmLoaded = await memory();
+  await archive.searchSessions({ query: 'zzyzx qwertyuiop' });
+  const firstResult = performance.now();
+  const wasmIndexed = await memory();
+  const result = await runQueries({
+    sessions: (request) => archive.searchSessions(request),
+    events: (request) => archive.searchEvents(request),
+    queries,
+    runs,
+    fallbackSession,
+  });
+  const prepare = await runPrepare({ prepare: (...args) => archive.prepare(...args), plan, reps });
+  const appendLive = await runAppendLive({ api: archive, plan, reps });
+  const wasmPeak = await memory();
+  archive.free();
+  return {
+    loadMs: loaded - start,
+    indexMs: firstResult - loaded,
+    firstResultMs: firstResult - start,
+    memory: { wasmStart, wasmLoadBytes: wasmLoaded - wasmStart, wasmIndexBytes: wasmIndexed - wasmLoaded, wasmTotal: wasmIndexed, wasmPeak },
+    ...result,
+    prepare,
+    appendLive,
+  };
+}
