@@ -46,7 +46,7 @@ $(WWW_DEPS): $(PKG_TARBALL) www/package.json www/package-lock.json
 	cd www && npm ci --no-audit --no-fund
 	@touch $@
 
-test: setup fmt-check lint test-native test-wasm test-e2e test-differential test-pkg test-component fuzz-smoke ## Run every test (installs what it lacks).
+test: setup fmt-check lint test-native test-wasm test-e2e test-e2e-large test-differential test-pkg test-component bench-smoke fuzz-smoke ## Run every test (installs what it lacks).
 
 setup: ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)

@@ -133,6 +133,8 @@ pub struct LoadJob {
     budget: LoadBudget,
     read: Vec<(LogFile, SessionLog)>,
     unreadable: Vec<(SessionHeader, Error)>,
+    /// A large log between the halves of its read (see [`LoadJob::step`]).
+    framed: Option<(LogFile, log::FramedLog)>,
 }
 
 impl LoadJob {
@@ -157,6 +159,7 @@ impl LoadJob {
             budget: gathered.budget,
             read: Vec::new(),
             unreadable: Vec::new(),
+            framed: None,
         }
     }
 
@@ -165,14 +168,39 @@ impl LoadJob {
         self.progress
     }
 
-    /// Reads the next log; `false` once every log has been read.
+    /// Reads the next log, or half of a large one (its framing and parsing, then its checks
+    /// and fold), so steps stay short; `false` once every log has been read.
     pub fn step(&mut self) -> bool {
-        let Some(mut file) = self.pending.next() else {
+        if let Some((file, framed)) = self.framed.take() {
+            let decoded = framed
+                .decode(&self.options.limits)
+                .map_err(|e| read_failure(&file, &self.options, e));
+            let log = decoded.and_then(|log| check_location(&file, log));
+            self.finish(file, log);
+            return true;
+        }
+        let Some(file) = self.pending.next() else {
             return false;
         };
         self.progress.bytes_done += file.bytes.len() as u64;
         self.progress.sessions_done += 1;
-        match read_bound(&file, &self.options, &self.budget) {
+        if file.bytes.len() < SPLIT_READ_BYTES {
+            let log = read_bound(&file, &self.options, &self.budget);
+            self.finish(file, log);
+            return true;
+        }
+        match log::frame_log(&file.bytes, file.encoding, &self.options.limits, &self.budget) {
+            Ok(framed) => self.framed = Some((file, framed)),
+            Err(error) => {
+                let (session_id, error) = read_failure(&file, &self.options, error);
+                self.fail(file, session_id, error);
+            }
+        }
+        true
+    }
+
+    fn finish(&mut self, mut file: LogFile, log: Result<SessionLog, (Option<String>, Error)>) {
+        match log {
             Ok(log) => {
                 // The events hold everything a read needs: the file's bytes can go now.
                 file.bytes = Vec::new();
@@ -180,7 +208,6 @@ impl LoadJob {
             }
             Err((session_id, error)) => self.fail(file, session_id, error),
         }
-        true
     }
 
     fn fail(&mut self, file: LogFile, session_id: Option<String>, error: Error) {
@@ -541,6 +568,9 @@ fn location(input: &str, path: &str) -> String {
     }
 }
 
+/// Logs at least this large (on disk) are read in two steps of a load.
+const SPLIT_READ_BYTES: usize = 1 << 20;
+
 /// Reads one file and checks its header against its location.
 fn read_bound(
     file: &LogFile,
@@ -548,7 +578,17 @@ fn read_bound(
     budget: &LoadBudget,
 ) -> Result<SessionLog, (Option<String>, Error)> {
     let log = log::read_log_within(&file.bytes, file.encoding, &options.limits, budget)
-        .map_err(|e| (log::header_id(&file.bytes, file.encoding, &options.limits), e))?;
+        .map_err(|e| read_failure(file, options, e))?;
+    check_location(file, log)
+}
+
+/// A failed read, with the session id its header names (if it can be read).
+fn read_failure(file: &LogFile, options: &LoadOptions, error: Error) -> (Option<String>, Error) {
+    (log::header_id(&file.bytes, file.encoding, &options.limits), error)
+}
+
+/// Checks a read log's header against where the file was found.
+fn check_location(file: &LogFile, log: SessionLog) -> Result<SessionLog, (Option<String>, Error)> {
     let header = &log.header;
     let mismatch = |why: String| {
         Err((
@@ -710,6 +750,44 @@ mod tests {
             name: format!("{id}-{created_at}-{}.jsonl", texts.len()),
             bytes: format!("{text}\n").into_bytes(),
         }
+    }
+
+    #[test]
+    fn a_large_log_is_read_in_two_steps_with_the_same_outcome() {
+        let long = "word ".repeat(2000);
+        let texts: Vec<&str> = std::iter::repeat_n(long.as_str(), 120).collect();
+        let big = log("big", 1, &texts);
+        let small = log("small", 2, &["x"]);
+        let Input::File { bytes, .. } = &big else {
+            unreachable!()
+        };
+        assert!(bytes.len() >= SPLIT_READ_BYTES, "the big log is read in halves");
+        // A broken big log: one message has an unknown role, which only the second half checks.
+        let text = std::str::from_utf8(bytes).expect("utf-8");
+        let broken_text = text
+            .replace("\"id\":\"big\"", "\"id\":\"broken\"")
+            .replace("\"id\":\"m60\",\"role\":\"user\"", "\"id\":\"m60\",\"role\":\"nobody\"");
+        let broken = Input::File {
+            name: "broken.jsonl".into(),
+            bytes: broken_text.into_bytes(),
+        };
+        let inputs = || vec![big.clone(), small.clone(), broken.clone()];
+        let mut job = LoadJob::new(inputs(), &LoadOptions::default());
+        let mut steps = 0;
+        while job.step() {
+            steps += 1;
+        }
+        assert_eq!(steps, 5, "two logs in halves, one whole");
+        let mut stepped = Corpus::new();
+        let stepped_report = stepped.commit(job).expect("commits");
+        let mut whole = Corpus::new();
+        let whole_report = whole.load(inputs(), &LoadOptions::default()).expect("loads");
+        assert_eq!(format!("{stepped_report:?}"), format!("{whole_report:?}"));
+        assert_eq!(stepped_report.failures.len(), 1, "{stepped_report:?}");
+        assert_eq!(stepped_report.failures[0].session_id.as_deref(), Some("broken"));
+        let events = |c: &Corpus| c.source("big").map(|s| s.log.events.len()).expect("loaded");
+        assert_eq!(events(&stepped), 120);
+        assert_eq!(events(&whole), 120);
     }
 
     #[test]

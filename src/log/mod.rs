@@ -133,39 +133,67 @@ pub fn read_log_within(
     limits: &ReadLimits,
     budget: &LoadBudget,
 ) -> Result<SessionLog, Error> {
-    let framed = match encoding {
+    frame_log(bytes, encoding, limits, budget)?.decode(limits)
+}
+
+/// A log whose lines are framed and parsed but not yet checked: the first half of a read (most
+/// of its cost), so a load in steps can report progress between the halves of a large log.
+pub struct FramedLog(framing::Framed);
+
+impl std::fmt::Debug for FramedLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FramedLog({} events)", self.0.events.len())
+    }
+}
+
+/// The first half of [`read_log_within`]: framing, decompression within `budget`, JSON.
+pub fn frame_log(
+    bytes: &[u8],
+    encoding: Encoding,
+    limits: &ReadLimits,
+    budget: &LoadBudget,
+) -> Result<FramedLog, Error> {
+    Ok(FramedLog(match encoding {
         Encoding::Raw => framing::frame_raw(bytes, limits)?,
         Encoding::Zstd => framing::frame_zstd(bytes, limits, budget)?,
-    };
-    let parsed_header = header::parse_header_line(&framed.header_line, limits)?;
-    let id = parsed_header.header.id.clone();
-    let in_context = |fault: LogFault| -> Error {
-        Error::new(
-            fault.code,
-            format!("stored session {id:?} failed validation: {}", fault.message),
-        )
-    };
-    let mut raw_events = framed.events;
-    upgrade::reject_retired_vocabulary(&raw_events).map_err(in_context)?;
-    upgrade::upgrade_legacy_shapes(&mut raw_events, &id).map_err(in_context)?;
-    for event in &raw_events {
-        validate::message_shape(event).map_err(in_context)?;
+    }))
+}
+
+impl FramedLog {
+    /// The second half of [`read_log_within`]: the header, legacy shapes, validation, closers
+    /// for interrupted turns and the surface fold.
+    pub fn decode(self, limits: &ReadLimits) -> Result<SessionLog, Error> {
+        let framed = self.0;
+        let parsed_header = header::parse_header_line(&framed.header_line, limits)?;
+        let id = parsed_header.header.id.clone();
+        let in_context = |fault: LogFault| -> Error {
+            Error::new(
+                fault.code,
+                format!("stored session {id:?} failed validation: {}", fault.message),
+            )
+        };
+        let mut raw_events = framed.events;
+        upgrade::reject_retired_vocabulary(&raw_events).map_err(in_context)?;
+        upgrade::upgrade_legacy_shapes(&mut raw_events, &id).map_err(in_context)?;
+        for event in &raw_events {
+            validate::message_shape(event).map_err(in_context)?;
+        }
+        validate::known_types(&raw_events).map_err(in_context)?;
+        let closers = repair::interrupted_turn_closers(&raw_events);
+        let synthetic_closers = closers.len();
+        raw_events.extend(closers);
+        let events = validate::envelopes(raw_events, 0).map_err(in_context)?;
+        parsed_header.validate().map_err(in_context)?;
+        let header = parsed_header.header;
+        let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
+        Ok(SessionLog {
+            header,
+            events,
+            synthetic_closers,
+            torn_bytes: framed.torn_bytes,
+            surface,
+        })
     }
-    validate::known_types(&raw_events).map_err(in_context)?;
-    let closers = repair::interrupted_turn_closers(&raw_events);
-    let synthetic_closers = closers.len();
-    raw_events.extend(closers);
-    let events = validate::envelopes(raw_events, 0).map_err(in_context)?;
-    parsed_header.validate().map_err(in_context)?;
-    let header = parsed_header.header;
-    let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
-    Ok(SessionLog {
-        header,
-        events,
-        synthetic_closers,
-        torn_bytes: framed.torn_bytes,
-        surface,
-    })
 }
 
 /// The header as DSH's listing sees it, whatever else is wrong with the log: `None` when the

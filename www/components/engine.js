@@ -28,6 +28,11 @@ export class Engine {
    */
   async load(inputs, { strict = false, signal, onProgress, onIndexing, onIndexProgress } = {}) {
     const started = performance.now();
+    // The stored-index key and the store are got ready while the worker decodes, so indexing
+    // (or restoring) starts as soon as the load is in.
+    const key = inputKey(inputs);
+    key.catch(() => {});
+    this.store.open();
     const report = await this.archive.load(inputs, { strict, signal, onProgress });
     const loadMs = performance.now() - started;
     performance.mark('viewer:decoded');
@@ -38,7 +43,7 @@ export class Engine {
     if (changed) {
       onIndexing?.();
       this.generation += 1;
-      this.inputKeys.push(await inputKey(inputs));
+      this.inputKeys.push(await key);
     }
     const index = changed ? await this.#index(signal, onIndexProgress) : { how: 'unchanged', ms: 0 };
     return { report, index: { ...index, loadMs } };

@@ -9,6 +9,11 @@ export class IndexStore {
   #pending = new Map();
   #next = 0;
 
+  /** Starts the store's worker (and its database) ahead of the first lookup. */
+  open() {
+    this.get('').catch(() => {});
+  }
+
   #call(op, key, bytes) {
     if (!this.#worker) {
       this.#worker = new Worker(new URL('./store-worker.js', import.meta.url), { type: 'module', name: 'index-store' });
