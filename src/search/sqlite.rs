@@ -23,8 +23,9 @@
 //!
 //! A phrase is one FTS5 phrase: the query tokens joined by spaces in double quotes (inner `"`
 //! doubled), as DSH quotes its normalised query, passed to `MATCH` (plus the session's rowid
-//! range). Occurrence start positions come one of two ways, whichever is estimated cheaper for
-//! the query (`instances_are_cheaper`, from FTS5's own term statistics):
+//! range). Occurrence start positions come one of two ways, the first while it stays cheaper
+//! than the second would be (`instance_budget`: the rows `MATCH` counts, which costs FTS5 a walk
+//! of its doclists, bound the occurrences read; past that bound the second way runs instead):
 //!
 //! * From the index: the connection's `fts5vocab` instance table lists every occurrence of a
 //!   term as (rowid, position), read from FTS5's position lists without touching any text.
@@ -89,17 +90,17 @@ const LAYOUT: &str = "1";
 const ORD_BITS: u32 = 32;
 /// Session numbers must leave the rowid positive.
 const MAX_SID: i64 = (1 << (63 - ORD_BITS)) - 1;
-/// FTS5's views of `dsh_docs`'s index, per connection (the temp schema: never stored):
-/// `dsh_instances(term, doc, col, offset)`, one row per token occurrence, and
-/// `dsh_terms(term, doc, cnt)`, rows and occurrences per term. Both are read by term.
-const VOCABULARIES: &str = "CREATE VIRTUAL TABLE temp.dsh_instances USING fts5vocab(main, dsh_docs, instance);
-     CREATE VIRTUAL TABLE temp.dsh_terms USING fts5vocab(main, dsh_docs, row);";
-/// Relative costs (about nanoseconds, release build, bench corpus) of one occurrence the
-/// instance vocabulary hands over to Rust, of one it skips inside SQLite (outside the session),
-/// and of one row re-read and re-tokenized (matching rows hold 1.3 to 3.3 kB of text).
-const COST_HANDED_INSTANCE: f64 = 150.0;
-const COST_SKIPPED_INSTANCE: f64 = 50.0;
-const COST_RESCANNED_ROW: f64 = 10_000.0;
+/// FTS5's view of `dsh_docs`'s index, per connection (the temp schema: never stored):
+/// `dsh_instances(term, doc, col, offset)`, one row per token occurrence, read by term.
+const VOCABULARIES: &str = "CREATE VIRTUAL TABLE temp.dsh_instances USING fts5vocab(main, dsh_docs, instance);";
+/// Re-reading and re-tokenizing one matching row (1.3 to 3.3 kB of text in the bench corpus)
+/// costs about as much as handing this many occurrences from the instance vocabulary to Rust
+/// (release build, bench corpus); skipping an occurrence inside SQLite costs about a third of
+/// handing it over. `OCCURRENCES_PER_ROW` is a common term's typical count in a row that holds
+/// it (2 to 10 in the bench corpus): the vocabulary's own counts cost a scan of the term.
+const RESCAN_ROW_IN_INSTANCES: u64 = 60;
+const SKIPPED_PER_HANDED: u64 = 3;
+const OCCURRENCES_PER_ROW: u64 = 5;
 
 fn sql_failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::new(
@@ -160,6 +161,9 @@ pub struct SqliteProvider {
     positions: Positions,
     stats: Arc<SqliteStats>,
 }
+
+/// One matching document and the start positions of its occurrences, as providers return them.
+type PhraseMatch = (DocId, Vec<u32>);
 
 /// How `phrase_matches` finds occurrence positions (module documentation, "Phrases"). The
 /// forced ways exist for the tests that hold both to the scan provider's answers.
@@ -492,58 +496,43 @@ impl SqliteProvider {
         self.mode == TokenizerMode::Unicode61 && phrase.iter().all(|t| round_trips(t))
     }
 
-    /// Whether reading the phrase terms' occurrences from the instance vocabulary is expected
-    /// to cost less than re-reading and re-tokenizing the matching rows in `range` (the
-    /// `COST_*` constants; every count comes from FTS5's index, no text is read).
-    fn instances_are_cheaper(&self, phrase: &[String], expression: &str, (lo, hi): (i64, i64)) -> Result<bool, Error> {
-        let failed = |e: rusqlite::Error| sql_failed("estimate a phrase query", e);
-        let mut statement = self
+    /// Rows in `lo..=hi` that the FTS5 query `expression` matches (FTS5 walks its doclists;
+    /// no position list is decoded and no text is read).
+    fn count_matching(&self, expression: &str, (lo, hi): (i64, i64)) -> Result<u64, Error> {
+        let count: i64 = self
             .conn
-            .prepare("SELECT doc, cnt FROM temp.dsh_terms WHERE term = ?1")
-            .map_err(failed)?;
-        // (rows holding the term, occurrences) per distinct term, corpus-wide.
-        let mut terms: Vec<(u64, u64)> = Vec::new();
-        for (i, term) in phrase.iter().enumerate() {
-            if phrase[..i].contains(term) {
-                continue;
-            }
-            let counts: Option<(i64, i64)> = statement
-                .query_row([term], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()
-                .map_err(failed)?;
-            // A term nowhere in the index: no row matches, and its (empty) occurrence list
-            // says so at once.
-            let Some((docs, count)) = counts else { return Ok(true) };
-            terms.push((docs.max(1) as u64, count.max(0) as u64));
+            .prepare("SELECT count(*) FROM dsh_docs WHERE dsh_docs MATCH ?3 AND rowid BETWEEN ?1 AND ?2")
+            .and_then(|mut s| s.query_row((lo, hi, expression), |r| r.get(0)))
+            .map_err(|e| sql_failed("count a phrase's rows", e))?;
+        Ok(count.max(0) as u64)
+    }
+
+    /// How many occurrences the instance vocabulary may hand over before re-tokenizing the
+    /// `rows` matching rows would have been cheaper, or `None` when the occurrences it would
+    /// skip inside SQLite (those of the phrase's terms outside a session) already cost more.
+    fn instance_budget(&self, phrase: &[String], rows: u64, range: (i64, i64)) -> Result<Option<u64>, Error> {
+        let budget = rows.saturating_mul(RESCAN_ROW_IN_INSTANCES);
+        if range == (0, i64::MAX) {
+            return Ok(Some(budget));
         }
-        let rows = match terms.as_slice() {
-            [(docs, _)] if (lo, hi) == (0, i64::MAX) => *docs,
-            _ => {
-                let count: i64 = self
-                    .conn
-                    .prepare("SELECT count(*) FROM dsh_docs WHERE dsh_docs MATCH ?3 AND rowid BETWEEN ?1 AND ?2")
-                    .and_then(|mut s| s.query_row((lo, hi, expression), |r| r.get(0)))
-                    .map_err(failed)?;
-                count.max(0) as u64
+        let mut skipped = 0u64;
+        for (i, term) in phrase.iter().enumerate() {
+            if !phrase[..i].contains(term) {
+                let term = quote(term);
+                let outside = self
+                    .count_matching(&term, (0, i64::MAX))?
+                    .saturating_sub(self.count_matching(&term, range)?);
+                skipped += outside.saturating_mul(OCCURRENCES_PER_ROW);
             }
-        };
-        // Every occurrence of each term is scanned; those in the range cross into Rust. Their
-        // share is taken as the share of the term's rows that match in the range (exact for one
-        // term, a lower bound otherwise).
-        let instances: f64 = terms
-            .iter()
-            .map(|&(docs, count)| {
-                let handed = (rows as f64 / docs as f64).min(1.0);
-                count as f64 * (handed * COST_HANDED_INSTANCE + (1.0 - handed) * COST_SKIPPED_INSTANCE)
-            })
-            .sum();
-        Ok(instances <= rows as f64 * COST_RESCANNED_ROW)
+        }
+        Ok((skipped / SKIPPED_PER_HANDED <= budget).then_some(budget))
     }
 
     /// Every occurrence of the term `term` in the rows of `lo..=hi`, as `(rowid, position)`,
-    /// ascending, from FTS5's instance vocabulary (its position lists: no text is read). The
-    /// range is checked inside SQLite, so only the occurrences in it cross into Rust.
-    fn term_instances(&self, term: &str, (lo, hi): (i64, i64)) -> Result<Vec<(i64, u32)>, Error> {
+    /// ascending, from FTS5's instance vocabulary (its position lists: no text is read), or
+    /// `None` once more than `limit` are found. The range is checked inside SQLite, so only the
+    /// occurrences in it cross into Rust.
+    fn term_instances(&self, term: &str, (lo, hi): (i64, i64), limit: u64) -> Result<Option<Vec<(i64, u32)>>, Error> {
         let failed = |e: rusqlite::Error| sql_failed("read a term's occurrences", e);
         let sql = if (lo, hi) == (0, i64::MAX) {
             "SELECT doc, offset FROM temp.dsh_instances WHERE term = ?1 AND ?2 <= ?3"
@@ -554,6 +543,9 @@ impl SqliteProvider {
         let mut rows = statement.query((term, lo, hi)).map_err(failed)?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(failed)? {
+            if out.len() as u64 >= limit {
+                return Ok(None);
+            }
             let rowid: i64 = row.get(0).map_err(failed)?;
             let position: i64 = row.get(1).map_err(failed)?;
             let position = u32::try_from(position).map_err(|e| sql_failed("read a token position", e))?;
@@ -563,16 +555,26 @@ impl SqliteProvider {
         if !out.is_sorted() {
             out.sort_unstable();
         }
-        Ok(out)
+        Ok(Some(out))
     }
 
     /// [`SearchProvider::phrase_matches`] from the instance vocabulary: the occurrence lists of
     /// the phrase's terms, joined on consecutive positions in one ordered pass over each.
-    fn matches_from_instances(&self, phrase: &[String], range: (i64, i64)) -> Result<Vec<(DocId, Vec<u32>)>, Error> {
+    /// `None` when more than `budget` occurrences would be read.
+    fn matches_from_instances(
+        &self,
+        phrase: &[String],
+        range: (i64, i64),
+        mut budget: u64,
+    ) -> Result<Option<Vec<PhraseMatch>>, Error> {
         let mut lists: Vec<(&str, Vec<(i64, u32)>)> = Vec::new();
         for term in phrase {
             if !lists.iter().any(|(t, _)| t == term) {
-                lists.push((term, self.term_instances(term, range)?));
+                let Some(list) = self.term_instances(term, range, budget)? else {
+                    return Ok(None);
+                };
+                budget -= list.len() as u64;
+                lists.push((term, list));
             }
         }
         let by_offset: Vec<&[(i64, u32)]> = phrase
@@ -585,7 +587,7 @@ impl SqliteProvider {
             })
             .collect();
         let mut cursors = vec![0usize; phrase.len()];
-        let mut out: Vec<(DocId, Vec<u32>)> = Vec::new();
+        let mut out: Vec<PhraseMatch> = Vec::new();
         let mut last_row = None;
         let mut session: Option<(i64, Option<&Vec<DocId>>)> = None;
         for &(row, start) in by_offset[0] {
@@ -623,7 +625,7 @@ impl SqliteProvider {
                 last_row = Some(row);
             }
         }
-        Ok(out)
+        Ok(Some(out))
     }
 
     /// [`SearchProvider::phrase_matches`] by re-tokenizing every row `MATCH` selects (every row
@@ -759,13 +761,18 @@ impl SearchProvider for SqliteProvider {
         };
         let expression = self.match_expression(phrase);
         if let Some(verbatim) = expression.as_deref().filter(|_| self.indexed_verbatim(phrase)) {
-            let from_instances = match self.positions {
-                Positions::Rescan => false,
-                Positions::Instances => true,
-                Positions::Cheaper => self.instances_are_cheaper(phrase, verbatim, range)?,
+            let budget = match self.positions {
+                Positions::Rescan => None,
+                Positions::Instances => Some(u64::MAX),
+                Positions::Cheaper => match self.count_matching(verbatim, range)? {
+                    0 => return Ok(Vec::new()),
+                    rows => self.instance_budget(phrase, rows, range)?,
+                },
             };
-            if from_instances {
-                return self.matches_from_instances(phrase, range);
+            if let Some(budget) = budget
+                && let Some(found) = self.matches_from_instances(phrase, range, budget)?
+            {
+                return Ok(found);
             }
         }
         self.matches_by_rescanning(phrase, expression.as_deref(), range)
