@@ -4,10 +4,11 @@
 //!
 //! The core reads no corpus and does no I/O. Two corpus-backed calls sit on top of it:
 //! [`list_candidates`] (discovery) and [`prepare`], which runs [`normalize_references`] (or
-//! [`normalize_reference_values`]), reads each source's surface (`Corpus::read_surface`), then
-//! [`render_sources`] with the surfaces converted by `SourceSurface::from(&snapshot)` and the
-//! normalized labels, and adds the design's budget resolution, spill reports, cancellation and
-//! append order (spec 06 §6.1).
+//! [`normalize_reference_values`]), reads each source's surface (what `Corpus::read_surface`
+//! reads, its events borrowed from the log instead of copied), then fits and renders them as
+//! [`render_sources`] does with the normalized labels, and adds the design's budget resolution,
+//! spill reports, cancellation and append order (spec 06 §6.1). Retention builds only the texts
+//! it keeps, so preparing a long source costs about its snapshot, not its length.
 //!
 //! Ids, labels and texts are JavaScript strings ([`JsString`](crate::json::JsString)) because
 //! DSH accepts any string, lone UTF-16 surrogates included.

@@ -11,13 +11,12 @@ use super::cancel::{CancellationToken, cancelled, check};
 use super::candidates::ReferenceAgent;
 use super::input::{ReferenceConfig, SessionReferenceInput, normalize_reference_values, normalize_references};
 use super::mention::SessionReference;
-use super::render::{RenderedReferences, render_sources};
-use super::snapshot::{SourceSurface, retain_source};
+use super::render::{RenderedReferences, render_retained};
+use super::snapshot::{SourceSurface, retain_events};
 use super::{DEFAULT_MAX_REFERENCE_BYTES, MAX_REFERENCES};
 use crate::corpus::Corpus;
 use crate::error::{Error, ErrorCode};
 use crate::json::{JsString, Json, JsonObject, MAX_SAFE_INTEGER};
-use crate::reads::SurfaceSnapshot;
 
 /// The order of the two messages `prepare` returns for the target log.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -352,11 +351,11 @@ fn prepare_with(
     }
 
     check(options.cancel)?;
-    let mut snapshots: Vec<SurfaceSnapshot> = Vec::with_capacity(normalized.len());
+    let mut sources: Vec<ReadSource<'_>> = Vec::with_capacity(normalized.len());
     for reference in &normalized {
         check(options.cancel)?;
-        match corpus.read_surface(&reference.session_id.to_lossy()) {
-            Ok(snapshot) => snapshots.push(snapshot),
+        match read_source(corpus, &reference.session_id.to_lossy()) {
+            Ok(source) => sources.push(source),
             Err(_) if options.cancel.is_some_and(CancellationToken::is_cancelled) => return Err(cancelled()),
             Err(error) => {
                 return Err(Error::new(
@@ -368,25 +367,26 @@ fn prepare_with(
     }
     check(options.cancel)?;
 
-    let surfaces: Vec<SourceSurface<'_>> = snapshots.iter().map(SourceSurface::from).collect();
-    let rendered = render_sources(
-        surfaces.iter().copied().zip(normalized.iter().map(|r| &r.label)),
-        budget.max_reference_bytes,
-    )?;
+    let retained = sources
+        .iter()
+        .zip(&normalized)
+        .map(|(source, reference)| source.retain(&reference.label, budget.max_reference_bytes))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let rendered = render_retained(retained);
     // Nothing is published once a cancellation has been seen, not even a finished render.
     check(options.cancel)?;
 
     let references = rendered
         .sources
         .iter()
-        .zip(&surfaces)
+        .zip(&sources)
         .enumerate()
-        .map(|(index, (source, surface))| {
-            let truncated = source.stats.truncated;
-            let spill = truncated.then(|| spill(options.spill_store, surface, &source.label, index));
+        .map(|(index, (retained, source))| {
+            let truncated = retained.stats.truncated;
+            let spill = truncated.then(|| spill(options.spill_store, source, &retained.label, index));
             ReferenceReport {
-                session_id: source.session_id.clone(),
-                label: source.label.clone(),
+                session_id: retained.session_id.clone(),
+                label: retained.label.clone(),
                 truncated,
                 spill,
             }
@@ -409,18 +409,54 @@ fn prepare_with(
     })
 }
 
+/// One source as `prepare` reads it: DSH's `readSurface` result (`Corpus::read_surface`), its
+/// current surface events borrowed from the corpus's log rather than copied (retention builds
+/// only the texts it keeps, so a long source costs little more than its snapshot).
+struct ReadSource<'a> {
+    /// Header fields and capture boundary (its `events` slice is empty: see `events`).
+    surface: SourceSurface<'a>,
+    events: Vec<&'a JsonObject>,
+}
+
+impl ReadSource<'_> {
+    fn retain(&self, label: &JsString, max_bytes: u64) -> Result<super::snapshot::RetainedSource, Error> {
+        retain_events(&self.surface, self.events.iter().copied(), label, max_bytes)
+    }
+}
+
+/// What `Corpus::read_surface(id)` reads, with the same errors, without copying an event.
+fn read_source<'a>(corpus: &'a Corpus, id: &str) -> Result<ReadSource<'a>, Error> {
+    let log = corpus.source(id)?.log;
+    Ok(ReadSource {
+        surface: SourceSurface {
+            session_id: &log.header.raw_id,
+            cwd: log.header.cwd.as_deref(),
+            captured_through_seq: log.events.last().map(|event| event.seq()),
+            events: &[],
+        },
+        events: log
+            .surface
+            .nodes
+            .iter()
+            .filter_map(|seq| log.events.get(*seq as usize))
+            .map(|event| event.as_json())
+            .collect(),
+    })
+}
+
 /// Hands the complete snapshot of one truncated source to the store.
-fn spill(store: Option<&dyn SpillStore>, surface: &SourceSurface<'_>, label: &JsString, index: usize) -> SpillOutcome {
+fn spill(store: Option<&dyn SpillStore>, source: &ReadSource<'_>, label: &JsString, index: usize) -> SpillOutcome {
     let Some(store) = store else {
         return SpillOutcome::Unavailable {
             reason: NO_SPILL_STORE.to_owned(),
         };
     };
     // With an unbounded budget retention keeps everything, so this is the untruncated object.
-    let complete = match retain_source(surface, label, u64::MAX) {
+    let complete = match source.retain(label, u64::MAX) {
         Ok(complete) => complete,
         Err(error) => return SpillOutcome::Unavailable { reason: error.message },
     };
+    let surface = &source.surface;
     let request = SpillRequest {
         session_id: surface.session_id,
         label,

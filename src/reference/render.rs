@@ -107,11 +107,16 @@ where
         .into_iter()
         .map(|(surface, label)| retain_source(&surface, label, max_bytes))
         .collect::<Result<Vec<_>, Error>>()?;
-    Ok(RenderedReferences {
+    Ok(render_retained(sources))
+}
+
+/// The prompt and source record of sources already fitted, in order.
+pub(crate) fn render_retained(sources: Vec<RetainedSource>) -> RenderedReferences {
+    RenderedReferences {
         prompt: render_prompt(&sources),
         source: source_record(&sources),
         sources,
-    })
+    }
 }
 
 #[cfg(test)]

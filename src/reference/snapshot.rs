@@ -105,10 +105,45 @@ pub fn is_compact_checkpoint_source(source: &Json) -> bool {
 /// `source.kind == "user"` user messages, every assistant message; everything else dropped.
 /// Messages whose joined text is empty are skipped.
 pub fn project_conversation(events: &[Json]) -> Vec<ProjectedMessage> {
+    pending_messages(events.iter().filter_map(Json::as_object))
+        .into_iter()
+        .map(|m| ProjectedMessage {
+            role: m.role,
+            text: m.text(),
+            checkpoint: m.checkpoint,
+        })
+        .collect()
+}
+
+/// One projected message whose text is not built yet: retention only builds the texts it
+/// keeps (a long source's conversation is megabytes; its snapshot is the budget).
+struct PendingMessage<'a> {
+    role: Role,
+    checkpoint: bool,
+    /// The message's content blocks.
+    blocks: &'a [Json],
+    /// UTF-8 bytes of the joined text (never zero).
+    bytes: usize,
+}
+
+impl PendingMessage<'_> {
+    fn text(&self) -> JsString {
+        text_content(self.blocks)
+    }
+}
+
+/// The projection of [`project_conversation`], texts not built (a non-object event is dropped,
+/// as any event without a projected type).
+fn pending_messages<'a>(events: impl IntoIterator<Item = &'a JsonObject>) -> Vec<PendingMessage<'a>> {
     let mut conversation = Vec::new();
     for event in events {
+        // The type first: most surface events are tool results, dropped without a look inside.
+        let kind = event.get("type").and_then(Json::as_str);
+        if !matches!(kind, Some("user/message" | "assistant/message")) {
+            continue;
+        }
         let data = event.get("data");
-        let (role, checkpoint, content) = match event.get("type").and_then(Json::as_str) {
+        let (role, checkpoint, content) = match kind {
             Some("user/message") => {
                 let source = data.and_then(|d| d.get("source"));
                 let checkpoint = source.is_some_and(is_compact_checkpoint_source);
@@ -126,29 +161,40 @@ pub fn project_conversation(events: &[Json]) -> Vec<ProjectedMessage> {
             // `tool/result`, and (defensively) anything a surface never holds.
             _ => continue,
         };
-        let text = text_content(content.and_then(Json::as_array).unwrap_or_default());
-        if !text.is_empty() {
-            conversation.push(ProjectedMessage { role, text, checkpoint });
+        let blocks = content.and_then(Json::as_array).unwrap_or_default();
+        let bytes = text_blocks(blocks)
+            .map(utf8_len)
+            .fold(None, |joined, len| match joined {
+                None => Some(len),
+                Some(before) => Some(before + 1 + len),
+            });
+        if let Some(bytes) = bytes.filter(|&b| b > 0) {
+            conversation.push(PendingMessage {
+                role,
+                checkpoint,
+                blocks,
+                bytes,
+            });
         }
     }
     conversation
 }
 
+/// The strings `text` of the `text` blocks; other blocks are ignored.
+fn text_blocks(blocks: &[Json]) -> impl Iterator<Item = &JsString> {
+    blocks
+        .iter()
+        .filter(|block| block.get("type").and_then(Json::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(Json::as_js_string))
+}
+
 /// The string `text` of the `text` blocks, joined with `"\n"`; other blocks are ignored.
 fn text_content(blocks: &[Json]) -> JsString {
     let mut out = super::text::JsStringBuilder::new();
-    let mut first = true;
-    for block in blocks {
-        if block.get("type").and_then(Json::as_str) != Some("text") {
-            continue;
-        }
-        let Some(text) = block.get("text").and_then(Json::as_js_string) else {
-            continue;
-        };
-        if !first {
+    for (i, text) in text_blocks(blocks).enumerate() {
+        if i > 0 {
             out.push_str("\n");
         }
-        first = false;
         out.push_js(text);
     }
     out.finish()
@@ -250,23 +296,38 @@ fn strip_bom(part: &str) -> &str {
 /// One conversation item during retention.
 struct Item {
     role: Role,
-    checkpoint: bool,
     original: JsString,
-    text: JsString,
+    /// The shortened text, once phase 2 cut it (`None`: the original).
+    shortened: Option<JsString>,
     cut: u64,
     /// Bytes of the item's tag-safe JSON.
     size: usize,
 }
 
 impl Item {
+    fn new(message: &PendingMessage<'_>) -> Item {
+        let original = message.text();
+        Item {
+            role: message.role,
+            size: item_len(message.role, &original),
+            original,
+            shortened: None,
+            cut: 0,
+        }
+    }
+
+    fn text(&self) -> &JsString {
+        self.shortened.as_ref().unwrap_or(&self.original)
+    }
+
     fn to_json(&self) -> Json {
-        conversation_item(self.role, &self.text)
+        conversation_item(self.role, self.text())
     }
 
     fn set_text(&mut self, text: JsString, cut: u64) {
-        self.text = text;
+        self.size = item_len(self.role, &text);
+        self.shortened = Some(text);
         self.cut = cut;
-        self.size = tag_safe_len(&self.to_json());
     }
 }
 
@@ -275,6 +336,52 @@ fn conversation_item(role: Role, text: &JsString) -> Json {
     object.insert("role", Json::str(role.as_str()));
     object.insert("text", Json::String(text.clone()));
     Json::Object(object)
+}
+
+/// Bytes of `{"role":ROLE,"text":TEXT}` as tag-safe JSON, counted without writing it.
+fn item_len(role: Role, text: &JsString) -> usize {
+    r#"{"role":"","text":}"#.len() + role.as_str().len() + tag_safe_string_len(text)
+}
+
+/// Bytes of `text` as a tag-safe JSON string, quotes included: what `json::write_string`
+/// writes, with every `<` as `\u003c`. Counted, not written: retention sizes every kept
+/// message this way.
+pub(crate) fn tag_safe_string_len(text: &JsString) -> usize {
+    fn escaped(text: &str) -> usize {
+        text.bytes()
+            .map(|b| match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => 2,
+                0x00..=0x1F | b'<' => 6,
+                _ => 1,
+            })
+            .sum()
+    }
+    let body = match text {
+        JsString::Utf8(text) => escaped(text),
+        JsString::Wtf8(bytes) => {
+            // As `write_string`: each lone surrogate (3 bytes) is written as `\uXXXX`.
+            let mut rest: &[u8] = bytes;
+            let mut len = 0;
+            while !rest.is_empty() {
+                match std::str::from_utf8(rest) {
+                    Ok(text) => {
+                        len += escaped(text);
+                        break;
+                    }
+                    Err(e) => {
+                        let (valid, after) = rest.split_at(e.valid_up_to());
+                        len += escaped(std::str::from_utf8(valid).unwrap_or_default());
+                        if after.len() >= 3 {
+                            len += 6;
+                        }
+                        rest = &after[after.len().min(3)..];
+                    }
+                }
+            }
+            len
+        }
+    };
+    body + 2
 }
 
 fn tag_safe_len(value: &Json) -> usize {
@@ -297,51 +404,79 @@ fn snapshot_object(source: &SourceSurface<'_>, label: &JsString, conversation: V
     Json::Object(object)
 }
 
+/// Phase 1 of retention: the items left once the oldest messages that are neither a
+/// checkpoint nor the newest are dropped, one at a time, until the object fits `max_bytes`
+/// (or none is left to drop), with the count and UTF-8 bytes of those dropped.
+///
+/// Dropping the `k` oldest droppable messages leaves a size that falls as `k` grows, so the
+/// smallest `k` that fits is found from the newest end: only the texts that stay (and one
+/// more) are built and sized, whatever the length of the source.
+fn drop_oldest(messages: &[PendingMessage<'_>], fixed: usize, max_bytes: u64) -> (Vec<Item>, usize, u64) {
+    let newest = messages.len().checked_sub(1);
+    let droppable: Vec<usize> = (0..messages.len())
+        .filter(|&i| !messages[i].checkpoint && Some(i) != newest)
+        .collect();
+    let mut kept: Vec<(usize, Item)> = (0..messages.len())
+        .filter(|i| droppable.binary_search(i).is_err())
+        .map(|i| (i, Item::new(&messages[i])))
+        .collect();
+    // The object's size: its fixed part with `"conversation":[]`, the items and the commas.
+    let mut size = fixed as u64 + kept.iter().map(|(_, item)| item.size as u64).sum::<u64>();
+    let mut count = kept.len() as u64;
+    let total = |size: u64, count: u64| size + count.saturating_sub(1);
+    let mut first_kept = droppable.len();
+    while first_kept > 0 && total(size, count) <= max_bytes {
+        let at = droppable[first_kept - 1];
+        let item = Item::new(&messages[at]);
+        if total(size + item.size as u64, count + 1) > max_bytes {
+            break;
+        }
+        size += item.size as u64;
+        count += 1;
+        kept.push((at, item));
+        first_kept -= 1;
+    }
+    let dropped = &droppable[..first_kept];
+    let dropped_bytes = dropped.iter().map(|&i| messages[i].bytes as u64).sum();
+    kept.sort_unstable_by_key(|(i, _)| *i);
+    (
+        kept.into_iter().map(|(_, item)| item).collect(),
+        dropped.len(),
+        dropped_bytes,
+    )
+}
+
 /// Projects `source` and fits its snapshot object into `max_bytes` (bytes of its tag-safe JSON).
 /// Fails with `SESSION_REFERENCE_BUDGET_EXCEEDED` when the fixed fields plus every message that
 /// retention must keep (checkpoints and the newest message), emptied, still exceed the budget.
 pub fn retain_source(source: &SourceSurface<'_>, label: &JsString, max_bytes: u64) -> Result<RetainedSource, Error> {
-    let projected = project_conversation(source.events);
-    let compacted = projected.iter().any(|m| m.checkpoint);
-    let original_messages = projected.len();
-    let mut items: Vec<Item> = projected
-        .into_iter()
-        .map(|m| {
-            let size = tag_safe_len(&conversation_item(m.role, &m.text));
-            Item {
-                role: m.role,
-                checkpoint: m.checkpoint,
-                text: m.text.clone(),
-                original: m.text,
-                cut: 0,
-                size,
-            }
-        })
-        .collect();
-    // The object's size is its fixed part with `"conversation":[]`, plus the items and the
-    // commas between them: the serialization is compositional, so it is kept up to date
-    // instead of re-serializing the whole object after every change.
+    retain_events(
+        source,
+        source.events.iter().filter_map(Json::as_object),
+        label,
+        max_bytes,
+    )
+}
+
+/// [`retain_source`] over the surface events as objects, borrowed from wherever they live
+/// (`prepare` reads them from the corpus's log without copying them); `source.events` is not
+/// read.
+pub(crate) fn retain_events<'a>(
+    source: &SourceSurface<'_>,
+    events: impl IntoIterator<Item = &'a JsonObject>,
+    label: &JsString,
+    max_bytes: u64,
+) -> Result<RetainedSource, Error> {
+    let messages = pending_messages(events);
+    let compacted = messages.iter().any(|m| m.checkpoint);
+    let original_messages = messages.len();
     let fixed = tag_safe_len(&snapshot_object(source, label, Vec::new()));
     let size = |items: &[Item]| {
         fixed as u64 + items.iter().map(|i| i.size as u64).sum::<u64>() + items.len().saturating_sub(1) as u64
     };
 
-    // Phase 1: drop the oldest message that is neither a checkpoint nor the newest.
-    let mut dropped_messages = 0;
-    let mut dropped_bytes = 0u64;
-    while size(&items) > max_bytes {
-        let newest = items.len().checked_sub(1);
-        let Some(at) = items
-            .iter()
-            .enumerate()
-            .position(|(i, item)| !item.checkpoint && Some(i) != newest)
-        else {
-            break;
-        };
-        let removed = items.remove(at);
-        dropped_messages += 1;
-        dropped_bytes += utf8_len(&removed.original) as u64;
-    }
+    // Phase 1: drop the oldest messages that are neither a checkpoint nor the newest.
+    let (mut items, dropped_messages, dropped_bytes) = drop_oldest(&messages, fixed, max_bytes);
 
     // Phase 2: shorten the longest current text (earliest on a tie), always from its original.
     loop {
@@ -351,7 +486,7 @@ pub fn retain_source(source: &SourceSurface<'_>, label: &JsString, max_bytes: u6
         }
         let mut longest: Option<(usize, usize)> = None;
         for (i, item) in items.iter().enumerate() {
-            let bytes = utf8_len(&item.text);
+            let bytes = utf8_len(item.text());
             if bytes > longest.map_or(0, |(_, b)| b) {
                 longest = Some((i, bytes));
             }
@@ -362,7 +497,7 @@ pub fn retain_source(source: &SourceSurface<'_>, label: &JsString, max_bytes: u6
         let overflow = current - max_bytes;
         let target = (bytes as u64).saturating_sub(overflow) as usize;
         let (text, cut) = truncate_with_notice(&items[at].original, target);
-        if text == items[at].text {
+        if text == *items[at].text() {
             return Err(budget_exceeded());
         }
         items[at].set_text(text, cut);
@@ -544,6 +679,36 @@ mod tests {
         let (text, cut) = truncate_with_notice(&bom, 40);
         assert_eq!(text, JsString::from("zzzzzzz\n[… omitted 53 UTF-8 bytes …]"));
         assert_eq!(cut, 53);
+    }
+
+    #[test]
+    fn counted_string_lengths_equal_the_tag_safe_serialization() {
+        let lone = |json: &str| match parse(json) {
+            Json::String(s) => s,
+            _ => panic!("a string"),
+        };
+        let strings = [
+            JsString::from(""),
+            JsString::from("plain"),
+            JsString::from("a<b\"c\\d\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}é构😀\u{2028}</x>"),
+            lone(r#""\ud800""#),
+            lone(r#""a\udfff<b\ud83d""#),
+            lone(r#""\ud800\ud800x\n""#),
+        ];
+        for text in &strings {
+            assert_eq!(
+                tag_safe_string_len(text),
+                tag_safe_json(&Json::String(text.clone())).len(),
+                "{text:?}"
+            );
+            for role in [Role::User, Role::Assistant] {
+                assert_eq!(
+                    item_len(role, text),
+                    tag_safe_len(&conversation_item(role, text)),
+                    "{text:?}"
+                );
+            }
+        }
     }
 
     #[test]

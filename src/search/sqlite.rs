@@ -23,15 +23,29 @@
 //!
 //! A phrase is one FTS5 phrase: the query tokens joined by spaces in double quotes (inner `"`
 //! doubled), as DSH quotes its normalised query, passed to `MATCH` (plus the session's rowid
-//! range). Occurrence start positions are then computed by re-tokenizing each matching row's
-//! text with our tokenizer and sliding the phrase over the token stream. That is exact because
-//! our `unicode61` tokenizer yields SQLite's tokens and positions for any input (property- and
-//! exhaustively tested against this very SQLite in `tokenizer/tests.rs`), and it is the fastest
-//! exact option: FTS5 exposes per-instance positions only to C auxiliary functions (unsafe code,
-//! forbidden here); `highlight()` merges overlapping occurrences (`a a` in `a a a` loses the
-//! second start); an `fts5vocab` instance table can only be filtered by term, so a common word
-//! would scan every occurrence in the corpus. Re-tokenizing costs one pass over the matching
-//! documents without allocations (reading and scanning ~150 MB/s of matched text, release).
+//! range). Occurrence start positions come one of two ways, the first while it stays cheaper
+//! than the second would be (`instance_budget`: the rows `MATCH` counts, which costs FTS5 a walk
+//! of its doclists, bound the occurrences read; past that bound the second way runs instead):
+//!
+//! * From the index: the connection's `fts5vocab` instance table lists every occurrence of a
+//!   term as (rowid, position), read from FTS5's position lists without touching any text.
+//!   One list per distinct phrase term (for a longer phrase only in the rows `MATCH` selects;
+//!   that filter and the session's range run inside SQLite), joined on consecutive positions.
+//!   It applies in `unicode61` mode when every query token is stored as itself (below). Its
+//!   cost is the terms' occurrences in the whole corpus (the table is searchable by term only),
+//!   so it wins for common words: `the` in the bench corpus is 219,000 occurrences in 38,500
+//!   rows holding 53 MB of text.
+//! * By re-tokenizing each matching row's text with our tokenizer and sliding the phrase over
+//!   the token stream. It wins for rare phrases of common words (`the same`: 366 rows) and in
+//!   small sessions, and is the only way in `cjk` mode (FTS5 re-tokenizes the stored `cjk`
+//!   body, so its positions are not ours).
+//!
+//! Both are exact because our `unicode61` tokenizer yields SQLite's tokens and positions for
+//! any input (property- and exhaustively tested against this very SQLite in
+//! `tokenizer/tests.rs`), and the tests hold both ways to the scan provider's answers. FTS5's
+//! per-instance API (`xInst`) is open only to C auxiliary functions (unsafe code, forbidden
+//! here), and `highlight()` re-tokenizes and merges overlapping occurrences (`a a` in `a a a`
+//! loses the second start).
 //!
 //! `MATCH` only selects candidate rows; a row whose re-tokenized stream lacks the phrase is
 //! dropped, so the result is exactly the scan provider's. For the candidate set to be complete
@@ -62,7 +76,7 @@
 //! corpus, sessions arriving later are re-indexed once (correct, just slower).
 
 use super::engine::{DocId, SearchProvider};
-use super::tokenizer::{TokenizerMode, Tokens};
+use super::tokenizer::{MAX_TERM_BYTES, TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::HashMap;
@@ -76,6 +90,17 @@ const LAYOUT: &str = "1";
 const ORD_BITS: u32 = 32;
 /// Session numbers must leave the rowid positive.
 const MAX_SID: i64 = (1 << (63 - ORD_BITS)) - 1;
+/// FTS5's view of `dsh_docs`'s index, per connection (the temp schema: never stored):
+/// `dsh_instances(term, doc, col, offset)`, one row per token occurrence, read by term.
+const VOCABULARIES: &str = "CREATE VIRTUAL TABLE temp.dsh_instances USING fts5vocab(main, dsh_docs, instance);";
+/// Re-reading and re-tokenizing one matching row (1.3 to 3.3 kB of text in the bench corpus)
+/// costs about as much as handing this many occurrences from the instance vocabulary to Rust
+/// (release build, bench corpus); skipping an occurrence inside SQLite costs about a third of
+/// handing it over. `OCCURRENCES_PER_ROW` is a common term's typical count in a row that holds
+/// it (2 to 10 in the bench corpus): the vocabulary's own counts cost a scan of the term.
+const RESCAN_ROW_IN_INSTANCES: u64 = 60;
+const SKIPPED_PER_HANDED: u64 = 3;
+const OCCURRENCES_PER_ROW: u64 = 5;
 
 fn sql_failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::new(
@@ -133,7 +158,24 @@ pub struct SqliteProvider {
     sids: HashMap<String, i64>,
     /// Session number → DocIds by document index.
     docs: HashMap<i64, Vec<DocId>>,
+    positions: Positions,
     stats: Arc<SqliteStats>,
+}
+
+/// One matching document and the start positions of its occurrences, as providers return them.
+type PhraseMatch = (DocId, Vec<u32>);
+
+/// How `phrase_matches` finds occurrence positions (module documentation, "Phrases"). The
+/// forced ways exist for the tests that hold both to the scan provider's answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+enum Positions {
+    /// Whichever is estimated cheaper for the query (always, outside tests).
+    Cheaper,
+    /// Re-tokenize the rows `MATCH` selects.
+    Rescan,
+    /// Join the terms' occurrences from the instance vocabulary, where it applies.
+    Instances,
 }
 
 /// The 128-bit fingerprint of a session's document list (texts in order).
@@ -178,26 +220,69 @@ fn round_trips(term: &str) -> bool {
 
 /// Start positions of every occurrence of `phrase` in `text`'s token stream, ascending.
 pub(crate) fn occurrences(text: &str, phrase: &[String], mode: TokenizerMode) -> Vec<u32> {
-    let mut out = Vec::new();
-    let Some(first) = phrase.first() else { return out };
-    // Partial matches: (start position, tokens matched so far); at most `phrase.len()` of them.
-    let mut partial: Vec<(u32, usize)> = Vec::with_capacity(phrase.len());
+    let mut slider = Slider::new(phrase);
+    if phrase.is_empty() {
+        return slider.starts;
+    }
+    if mode == TokenizerMode::Unicode61 && text.is_ascii() {
+        for (position, term) in ascii_terms(text.as_bytes()).enumerate() {
+            slider.token(position as u32, |t| {
+                t.len() == term.len() && t.bytes().zip(term).all(|(a, b)| a == b.to_ascii_lowercase())
+            });
+        }
+        return slider.starts;
+    }
     let mut tokens = Tokens::new(text, mode);
     while let Some(token) = tokens.next_ref() {
-        partial.retain_mut(|(_, matched)| {
-            let keep = phrase[*matched] == token.text;
+        slider.token(token.position as u32, |t| t == token.text);
+    }
+    slider.starts
+}
+
+/// The `unicode61` terms of an ASCII text, unfolded: runs of ASCII letters and digits (SQLite's
+/// token characters; folding only lowercases them), cut to [`MAX_TERM_BYTES`] as FTS5 cuts
+/// them. Several times faster than the general tokenizer, which also tracks code points.
+fn ascii_terms(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes
+        .split(|b| !b.is_ascii_alphanumeric())
+        .filter(|run| !run.is_empty())
+        .map(|run| &run[..run.len().min(MAX_TERM_BYTES)])
+}
+
+/// Finds the occurrences of a phrase in a token stream fed one token at a time.
+struct Slider<'p> {
+    phrase: &'p [String],
+    /// Partial matches: (start position, tokens matched so far); at most `phrase.len()`.
+    partial: Vec<(u32, usize)>,
+    /// Start positions of the complete matches, ascending.
+    starts: Vec<u32>,
+}
+
+impl<'p> Slider<'p> {
+    fn new(phrase: &'p [String]) -> Self {
+        Slider {
+            phrase,
+            partial: Vec::with_capacity(phrase.len()),
+            starts: Vec::new(),
+        }
+    }
+
+    /// The token at `position`, which equals a phrase term `t` when `is(t)`.
+    fn token(&mut self, position: u32, is: impl Fn(&str) -> bool) {
+        let phrase = self.phrase;
+        self.partial.retain_mut(|(_, matched)| {
+            let keep = is(&phrase[*matched]);
             *matched += 1;
             keep
         });
-        if *first == token.text {
-            partial.push((token.position as u32, 1));
+        if is(&phrase[0]) {
+            self.partial.push((position, 1));
         }
         // At most one partial match completes per token (its start is fixed by the position).
-        if let Some(done) = partial.iter().position(|(_, matched)| *matched == phrase.len()) {
-            out.push(partial.swap_remove(done).0);
+        if let Some(done) = self.partial.iter().position(|(_, matched)| *matched == phrase.len()) {
+            self.starts.push(self.partial.swap_remove(done).0);
         }
     }
-    out
 }
 
 impl SqliteProvider {
@@ -257,6 +342,8 @@ impl SqliteProvider {
             let _ = conn.execute_batch("ROLLBACK");
             return Err(sql_failed("create its tables (is FTS5 available?)", e));
         }
+        conn.execute_batch(VOCABULARIES)
+            .map_err(|e| sql_failed("open the FTS5 vocabularies", e))?;
         Ok(SqliteProvider {
             conn,
             mode,
@@ -264,8 +351,16 @@ impl SqliteProvider {
             swept: false,
             sids: HashMap::new(),
             docs: HashMap::new(),
+            positions: Positions::Cheaper,
             stats: Arc::default(),
         })
+    }
+
+    /// The provider finding positions only the given way (where it applies).
+    #[cfg(test)]
+    fn with_positions(mut self, positions: Positions) -> Self {
+        self.positions = positions;
+        self
     }
 
     /// The work counters (shared: still readable after the provider moved into an engine).
@@ -393,6 +488,183 @@ impl SqliteProvider {
             }
         }
     }
+
+    /// Whether FTS5 indexed `phrase`'s tokens as exactly these terms at our positions, so its
+    /// instance vocabulary holds their occurrences (`unicode61` with every token round-tripping;
+    /// a `cjk` body is re-tokenized by FTS5, so its positions are not ours).
+    fn indexed_verbatim(&self, phrase: &[String]) -> bool {
+        self.mode == TokenizerMode::Unicode61 && phrase.iter().all(|t| round_trips(t))
+    }
+
+    /// Rows in `lo..=hi` that the FTS5 query `expression` matches (FTS5 walks its doclists;
+    /// no position list is decoded and no text is read).
+    fn count_matching(&self, expression: &str, (lo, hi): (i64, i64)) -> Result<u64, Error> {
+        let count: i64 = self
+            .conn
+            .prepare("SELECT count(*) FROM dsh_docs WHERE dsh_docs MATCH ?3 AND rowid BETWEEN ?1 AND ?2")
+            .and_then(|mut s| s.query_row((lo, hi, expression), |r| r.get(0)))
+            .map_err(|e| sql_failed("count a phrase's rows", e))?;
+        Ok(count.max(0) as u64)
+    }
+
+    /// How many occurrences the instance vocabulary may hand over before re-tokenizing the
+    /// `rows` matching rows would have been cheaper, or `None` when the occurrences it would
+    /// skip inside SQLite (those of the phrase's terms outside a session) already cost more.
+    fn instance_budget(&self, phrase: &[String], rows: u64, range: (i64, i64)) -> Result<Option<u64>, Error> {
+        let budget = rows.saturating_mul(RESCAN_ROW_IN_INSTANCES);
+        if range == (0, i64::MAX) {
+            return Ok(Some(budget));
+        }
+        let mut skipped = 0u64;
+        for (i, term) in phrase.iter().enumerate() {
+            if !phrase[..i].contains(term) {
+                let term = quote(term);
+                let outside = self
+                    .count_matching(&term, (0, i64::MAX))?
+                    .saturating_sub(self.count_matching(&term, range)?);
+                skipped += outside.saturating_mul(OCCURRENCES_PER_ROW);
+            }
+        }
+        Ok((skipped / SKIPPED_PER_HANDED <= budget).then_some(budget))
+    }
+
+    /// Every occurrence of the term `term` in the rows of `lo..=hi`, as `(rowid, position)`,
+    /// ascending, from FTS5's instance vocabulary (its position lists: no text is read), or
+    /// `None` once more than `limit` are found. The range is checked inside SQLite, so only the
+    /// occurrences in it cross into Rust.
+    fn term_instances(&self, term: &str, (lo, hi): (i64, i64), limit: u64) -> Result<Option<Vec<(i64, u32)>>, Error> {
+        let failed = |e: rusqlite::Error| sql_failed("read a term's occurrences", e);
+        let sql = if (lo, hi) == (0, i64::MAX) {
+            "SELECT doc, offset FROM temp.dsh_instances WHERE term = ?1 AND ?2 <= ?3"
+        } else {
+            "SELECT doc, offset FROM temp.dsh_instances WHERE term = ?1 AND doc BETWEEN ?2 AND ?3"
+        };
+        let mut statement = self.conn.prepare(sql).map_err(failed)?;
+        let mut rows = statement.query((term, lo, hi)).map_err(failed)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(failed)? {
+            if out.len() as u64 >= limit {
+                return Ok(None);
+            }
+            let rowid: i64 = row.get(0).map_err(failed)?;
+            let position: i64 = row.get(1).map_err(failed)?;
+            let position = u32::try_from(position).map_err(|e| sql_failed("read a token position", e))?;
+            out.push((rowid, position));
+        }
+        // FTS5 lists a term's rows in rowid order and positions in order; cheap to make sure.
+        if !out.is_sorted() {
+            out.sort_unstable();
+        }
+        Ok(Some(out))
+    }
+
+    /// [`SearchProvider::phrase_matches`] from the instance vocabulary: the occurrence lists of
+    /// the phrase's terms, joined on consecutive positions in one ordered pass over each.
+    /// `None` when more than `budget` occurrences would be read.
+    fn matches_from_instances(
+        &self,
+        phrase: &[String],
+        range: (i64, i64),
+        mut budget: u64,
+    ) -> Result<Option<Vec<PhraseMatch>>, Error> {
+        let mut lists: Vec<(&str, Vec<(i64, u32)>)> = Vec::new();
+        for term in phrase {
+            if !lists.iter().any(|(t, _)| t == term) {
+                let Some(list) = self.term_instances(term, range, budget)? else {
+                    return Ok(None);
+                };
+                budget -= list.len() as u64;
+                lists.push((term, list));
+            }
+        }
+        let by_offset: Vec<&[(i64, u32)]> = phrase
+            .iter()
+            .map(|term| {
+                lists
+                    .iter()
+                    .find(|(t, _)| t == term)
+                    .map_or(&[][..], |(_, l)| l.as_slice())
+            })
+            .collect();
+        let mut cursors = vec![0usize; phrase.len()];
+        let mut out: Vec<PhraseMatch> = Vec::new();
+        let mut last_row = None;
+        let mut session: Option<(i64, Option<&Vec<DocId>>)> = None;
+        for &(row, start) in by_offset[0] {
+            let continues = (1..phrase.len()).all(|k| {
+                let Some(want) = start.checked_add(k as u32).map(|p| (row, p)) else {
+                    return false;
+                };
+                let (list, cursor) = (by_offset[k], &mut cursors[k]);
+                while list.get(*cursor).is_some_and(|&have| have < want) {
+                    *cursor += 1;
+                }
+                list.get(*cursor) == Some(&want)
+            });
+            if !continues {
+                continue;
+            }
+            if last_row == Some(row) {
+                if let Some((_, starts)) = out.last_mut() {
+                    starts.push(start);
+                }
+                continue;
+            }
+            let (sid, ord) = (row >> ORD_BITS, (row & ((1 << ORD_BITS) - 1)) as usize);
+            let ids = match session {
+                Some((current, ids)) if current == sid => ids,
+                _ => {
+                    let ids = self.docs.get(&sid);
+                    session = Some((sid, ids));
+                    ids
+                }
+            };
+            // Rows of sessions not replaced in this process are not part of the engine's index.
+            if let Some(&id) = ids.and_then(|ids| ids.get(ord)) {
+                out.push((id, vec![start]));
+                last_row = Some(row);
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// [`SearchProvider::phrase_matches`] by re-tokenizing every row `MATCH` selects (every row
+    /// in `range` without an expression) and sliding the phrase over its tokens.
+    fn matches_by_rescanning(
+        &self,
+        phrase: &[String],
+        expression: Option<&str>,
+        (lo, hi): (i64, i64),
+    ) -> Result<Vec<(DocId, Vec<u32>)>, Error> {
+        let sql = match expression {
+            Some(_) => {
+                "SELECT rowid, coalesce(raw, body) FROM dsh_docs WHERE dsh_docs MATCH ?3 AND rowid BETWEEN ?1 AND ?2"
+            }
+            None => "SELECT rowid, coalesce(raw, body) FROM dsh_docs WHERE rowid BETWEEN ?1 AND ?2 AND ?3 IS NULL",
+        };
+        let failed = |e: rusqlite::Error| sql_failed("run a phrase query", e);
+        let mut statement = self.conn.prepare(sql).map_err(failed)?;
+        let mut rows = statement.query((lo, hi, expression)).map_err(failed)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(failed)? {
+            let rowid: i64 = row.get(0).map_err(failed)?;
+            let (sid, ord) = (rowid >> ORD_BITS, (rowid & ((1 << ORD_BITS) - 1)) as usize);
+            // Rows of sessions not replaced in this process are not part of the engine's index.
+            let Some(&id) = self.docs.get(&sid).and_then(|ids| ids.get(ord)) else {
+                continue;
+            };
+            let text = row
+                .get_ref(1)
+                .map_err(failed)?
+                .as_str()
+                .map_err(|e| sql_failed("read a document", e))?;
+            let starts = occurrences(text, phrase, self.mode);
+            if !starts.is_empty() {
+                out.push((id, starts));
+            }
+        }
+        Ok(out)
+    }
 }
 
 impl SearchProvider for SqliteProvider {
@@ -482,41 +754,28 @@ impl SearchProvider for SqliteProvider {
         }
         let range = match session {
             Some(name) => match self.sids.get(name) {
-                Some(sid) => Some(rowid_range(*sid)),
+                Some(sid) => rowid_range(*sid),
                 None => return Ok(Vec::new()),
             },
-            None => None,
+            None => (0, i64::MAX),
         };
         let expression = self.match_expression(phrase);
-        let (lo, hi) = range.unwrap_or((0, i64::MAX));
-        let sql = match expression {
-            Some(_) => {
-                "SELECT rowid, coalesce(raw, body) FROM dsh_docs WHERE dsh_docs MATCH ?3 AND rowid BETWEEN ?1 AND ?2"
-            }
-            None => "SELECT rowid, coalesce(raw, body) FROM dsh_docs WHERE rowid BETWEEN ?1 AND ?2 AND ?3 IS NULL",
-        };
-        let failed = |e: rusqlite::Error| sql_failed("run a phrase query", e);
-        let mut statement = self.conn.prepare(sql).map_err(failed)?;
-        let mut rows = statement.query((lo, hi, expression.as_deref())).map_err(failed)?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(failed)? {
-            let rowid: i64 = row.get(0).map_err(failed)?;
-            let (sid, ord) = (rowid >> ORD_BITS, (rowid & ((1 << ORD_BITS) - 1)) as usize);
-            // Rows of sessions not replaced in this process are not part of the engine's index.
-            let Some(&id) = self.docs.get(&sid).and_then(|ids| ids.get(ord)) else {
-                continue;
+        if let Some(verbatim) = expression.as_deref().filter(|_| self.indexed_verbatim(phrase)) {
+            let budget = match self.positions {
+                Positions::Rescan => None,
+                Positions::Instances => Some(u64::MAX),
+                Positions::Cheaper => match self.count_matching(verbatim, range)? {
+                    0 => return Ok(Vec::new()),
+                    rows => self.instance_budget(phrase, rows, range)?,
+                },
             };
-            let text = row
-                .get_ref(1)
-                .map_err(failed)?
-                .as_str()
-                .map_err(|e| sql_failed("read a document", e))?;
-            let starts = occurrences(text, phrase, self.mode);
-            if !starts.is_empty() {
-                out.push((id, starts));
+            if let Some(budget) = budget
+                && let Some(found) = self.matches_from_instances(phrase, range, budget)?
+            {
+                return Ok(found);
             }
         }
-        Ok(out)
+        self.matches_by_rescanning(phrase, expression.as_deref(), range)
     }
 }
 
@@ -601,6 +860,72 @@ mod tests {
             TokenizerMode::Cjk,
         );
         assert_eq!(cjk, [3]);
+    }
+
+    /// The instance join sees what the rescan sees after rows are rewritten and removed (FTS5
+    /// keeps deletions as markers until segments merge), across many segments, and skips rows
+    /// of sessions this process never replaced.
+    #[test]
+    fn instances_follow_rewrites_removals_and_unreplaced_sessions() {
+        let dir = TempDir::new("instances");
+        let path = dir.0.join("index.sqlite");
+        let texts = |seed: usize| -> Vec<String> {
+            (0..40)
+                .map(|i| format!("a a a b {seed} the parser {} crash a b a a b", i % 7))
+                .collect()
+        };
+        let mut sessions: Vec<Vec<String>> = (0..6).map(texts).collect();
+        {
+            let mut first = SqliteProvider::open(&path, TokenizerMode::Unicode61).expect("creates");
+            load(&mut first, &sessions, 0);
+        }
+        sessions[2] = texts(99);
+        sessions.truncate(4);
+        let mut provider = SqliteProvider::open(&path, TokenizerMode::Unicode61)
+            .expect("reopens")
+            .with_positions(Positions::Instances);
+        let mut scan = ScanProvider::new(TokenizerMode::Unicode61);
+        // Session s3 is left out of the first reconcile of this process: stored, not replaced.
+        let mut id = 0;
+        for (i, docs) in sessions.iter().enumerate().take(3) {
+            let docs: Vec<(DocId, &str)> = docs
+                .iter()
+                .map(|text| {
+                    id += 1;
+                    (id, text.as_str())
+                })
+                .collect();
+            provider.replace_session(&format!("s{i}"), &docs).expect("indexes");
+            scan.replace_session(&format!("s{i}"), &docs).expect("indexes");
+        }
+        provider.remove_session("s1").expect("removes");
+        scan.remove_session("s1").expect("removes");
+        provider.commit().expect("commits");
+        for query in [
+            "a a",
+            "a b",
+            "a a b",
+            "b a a",
+            "99",
+            "2",
+            "the parser",
+            "crash a b a",
+            "zz",
+        ] {
+            let phrase = terms(query, TokenizerMode::Unicode61);
+            for scope in [None, Some("s0"), Some("s1"), Some("s2"), Some("s3")] {
+                assert_eq!(
+                    sorted(provider.phrase_matches(&phrase, scope).expect("query")),
+                    sorted(scan.phrase_matches(&phrase, scope).expect("query")),
+                    "{query:?} in {scope:?}"
+                );
+            }
+        }
+        let all = provider
+            .phrase_matches(&terms("a a", TokenizerMode::Unicode61), None)
+            .expect("query");
+        assert_eq!(all.len(), 80, "s0 and s2, 40 rows each");
+        assert!(all.iter().all(|(_, starts)| starts == &[0, 1, 11]));
     }
 
     /// The fast path of `match_expression` relies on folded tokens re-tokenizing to themselves;
@@ -708,9 +1033,15 @@ mod tests {
         ) {
             let mode = if cjk { TokenizerMode::Cjk } else { TokenizerMode::Unicode61 };
             let mut sqlite = SqliteProvider::in_memory(mode).expect("opens");
+            let mut rescanning =
+                SqliteProvider::in_memory(mode).expect("opens").with_positions(Positions::Rescan);
+            let mut from_instances =
+                SqliteProvider::in_memory(mode).expect("opens").with_positions(Positions::Instances);
             let mut tantivy = TantivyProvider::new(mode);
             let mut scan = ScanProvider::new(mode);
             load(&mut sqlite, &sessions, 0);
+            load(&mut rescanning, &sessions, 0);
+            load(&mut from_instances, &sessions, 0);
             load(&mut tantivy, &sessions, 0);
             load(&mut scan, &sessions, 0);
             let mut phrases: Vec<Vec<String>> = Vec::new();
@@ -731,9 +1062,52 @@ mod tests {
                     let tv = sorted(tantivy.phrase_matches(phrase, scope.as_deref()).expect("tantivy"));
                     prop_assert_eq!(&fts, &tv, "{:?} in {:?}", phrase, scope);
                     prop_assert_eq!(&fts, &expected, "{:?} in {:?}", phrase, scope);
+                    for forced in [&rescanning, &from_instances] {
+                        let found = sorted(forced.phrase_matches(phrase, scope.as_deref()).expect("sqlite"));
+                        prop_assert_eq!(&found, &expected, "{:?} in {:?} ({:?})", phrase, scope, forced.positions);
+                    }
                 }
             }
         }
+    }
+
+    fn ascii_text() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "a", "A", "ab", "aB", "the", "The", "THE", "x1", "0", "00", " ", "  ", ".", "_", "-", "'", "\n", "\0",
+            "\t", "e\u{7f}", "~a",
+        ]);
+        prop::collection::vec(piece, 0..40).prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// The ASCII scan finds exactly what the tokenizer finds, for phrases of the text's own
+        /// tokens.
+        #[test]
+        fn ascii_scan_equals_the_tokenizer(text in ascii_text(), from in 0usize..20, len in 1usize..4) {
+            let tokens = terms(&text, TokenizerMode::Unicode61);
+            let phrase: Vec<String> = tokens.iter().skip(from).take(len).cloned().collect();
+            prop_assume!(!phrase.is_empty());
+            let mut expected = Vec::new();
+            let mut stream = Tokens::new(&text, TokenizerMode::Unicode61);
+            while let Some(token) = stream.next_ref() {
+                let at = token.position;
+                if tokens.get(at..at + phrase.len()) == Some(&phrase[..]) {
+                    expected.push(at as u32);
+                }
+            }
+            prop_assert_eq!(occurrences(&text, &phrase, TokenizerMode::Unicode61), expected);
+        }
+    }
+
+    #[test]
+    fn ascii_terms_are_cut_like_fts5() {
+        let long = "A".repeat(MAX_TERM_BYTES + 5);
+        let text = format!("{long} b");
+        let cut = vec![long[..MAX_TERM_BYTES].to_lowercase(), "b".to_owned()];
+        assert_eq!(terms(&text, TokenizerMode::Unicode61), cut);
+        assert_eq!(occurrences(&text, &cut, TokenizerMode::Unicode61), [0]);
     }
 
     fn session_docs(seed: usize, count: usize) -> Vec<String> {
