@@ -120,6 +120,10 @@ test('the server sends the page, the package and the wasm with their types and a
 test('the bundled sample loads in the worker: the sessions list, the tree and a clean load report', async () => {
   const t = await openPage(env);
   const { page } = t;
+  // The bound is for loading: the page's own start-up (a fresh profile's first style and font
+  // work) is over once it is ready, and is not counted.
+  const startup = await t.longTasks();
+  await page.evaluate(() => (window.__longTasks.length = 0));
   await loadSample(page);
   const report = cliJson([SAMPLE], ['report']);
   assert.equal(await page.locator('#session-count').textContent(), `${report.sessions.length} sessions`);
@@ -144,7 +148,7 @@ test('the bundled sample loads in the worker: the sessions list, the tree and a 
   assert.match(await page.locator('#session-count').textContent(), new RegExp(`^${inFolder} of ${listed.length} sessions`));
   await page.getByLabel('Folder').selectOption('');
   const tasks = await t.longTasks();
-  assert.ok(tasks.every((d) => d <= 100), `main-thread tasks over 100 ms while loading: ${tasks}`);
+  assert.ok(tasks.every((d) => d <= 100), `main-thread tasks over 100 ms while loading: ${tasks} (start-up: ${startup})`);
   await screenshots(page, 'sample-loaded');
   t.assertClean();
   await t.close();
@@ -153,6 +157,7 @@ test('the bundled sample loads in the worker: the sessions list, the tree and a 
 test('search as you type: the expected hits, label chips, paging with more, Enter opens the hit in the transcript', async () => {
   const t = await openPage(env);
   const { page } = t;
+  await page.evaluate(() => (window.__longTasks.length = 0));
   await loadSample(page);
   await search(page, 'error');
   const expected = cliJson([SAMPLE], ['search', 'error', '--limit', '20']).items;
@@ -207,6 +212,7 @@ test('search as you type: the expected hits, label chips, paging with more, Ente
 test('type filter, and a stale cursor after the archive changed gives a clear message', async () => {
   const t = await openPage(env);
   const { page } = t;
+  await page.evaluate(() => (window.__longTasks.length = 0));
   await loadSample(page);
   await search(page, 'error');
   await page.getByLabel('Type').selectOption('tool/result');
