@@ -54,7 +54,7 @@ struct Partial {
     docs_sum: u64,
 }
 
-/// What a step may spend: bytes of document text (each event counts at least one).
+/// A step budget with no bound: the whole build in one step (what `reconcile` does).
 pub const UNBOUNDED: u64 = u64::MAX;
 
 impl<P: SearchProvider> SearchEngine<P> {
@@ -271,7 +271,6 @@ impl<P: SearchProvider> SearchEngine<P> {
             lineage: corpus.session_lineage(&partial.id),
             live: source.live,
             persisted: source.persisted,
-            fingerprint: fingerprint_of(&record, partial.docs_sum),
             record,
             docs: partial.ids,
             events: source.log.events.len(),
@@ -386,22 +385,15 @@ fn read_batch(source: &Source<'_>, from: usize, budget: u64) -> Batch {
     batch
 }
 
-/// A session's fingerprint: its record's hash mixed with the wrapping sum of its documents'
-/// hashes. A sum, so a session that grew, or whose documents were shadowed, updates it without
-/// re-reading the rest.
-pub(super) fn session_fingerprint<'a>(
-    record: &SessionRecord,
-    docs: impl Iterator<Item = (&'a DocMeta, &'a str)>,
-) -> u64 {
-    fingerprint_of(record, docs_sum(docs))
-}
-
 /// The wrapping sum of documents' hashes.
 pub(super) fn docs_sum<'a>(docs: impl Iterator<Item = (&'a DocMeta, &'a str)>) -> u64 {
     docs.fold(0u64, |sum, (doc, text)| sum.wrapping_add(doc_hash(doc, text)))
 }
 
-fn fingerprint_of(record: &SessionRecord, docs_sum: u64) -> u64 {
+/// A session's fingerprint: its record's hash mixed with the wrapping sum of its documents'
+/// hashes ([`docs_sum`]). A sum, so a session that grew, or whose documents were shadowed,
+/// updates it without re-reading the rest.
+pub(super) fn fingerprint_of(record: &SessionRecord, docs_sum: u64) -> u64 {
     let record = serde_json::to_string(record).unwrap_or_default();
     mix(fnv1a_update(
         fnv1a_update(FNV_OFFSET, &record),
@@ -541,7 +533,7 @@ mod tests {
                 assert_eq!(after[..before.len()], before[..], "older documents keep their ids");
                 assert_eq!(answers(&mut engine, &corpus), answers(&mut fresh(), &corpus));
                 assert_eq!(
-                    engine.sessions["a"].fingerprint,
+                    engine.sessions["a"].fingerprint(),
                     fresh_fingerprint(&corpus),
                     "the fingerprint a rebuild (and a snapshot) computes"
                 );
@@ -557,7 +549,7 @@ mod tests {
     fn fresh_fingerprint(corpus: &Corpus) -> u64 {
         let mut engine = scan();
         engine.reconcile(corpus).expect("indexes");
-        engine.sessions["a"].fingerprint
+        engine.sessions["a"].fingerprint()
     }
 
     #[test]

@@ -218,7 +218,8 @@ pub(super) struct IndexedSession {
     pub(super) events: usize,
     /// Replacements folded when indexed (those after it shadow indexed documents).
     pub(super) replacements: usize,
-    /// The wrapping sum of the documents' hashes (see `build::session_fingerprint`).
+    /// The wrapping sum of the documents' hashes: with `record`, the session's fingerprint
+    /// ([`IndexedSession::fingerprint`]).
     pub(super) docs_sum: u64,
     pub(super) live: bool,
     pub(super) persisted: bool,
@@ -226,9 +227,14 @@ pub(super) struct IndexedSession {
     pub(super) docs: Vec<DocId>,
     /// The within-session generation cursors are bound to (changes only with this session).
     pub(super) epoch: u64,
+}
+
+impl IndexedSession {
     /// A hash of what was indexed (header, availability, documents): snapshots are checked
     /// against it.
-    pub(super) fingerprint: u64,
+    pub(super) fn fingerprint(&self) -> u64 {
+        super::build::fingerprint_of(&self.record, self.docs_sum)
+    }
 }
 
 /// One matching document: its metadata and how it matched.

@@ -9,7 +9,7 @@
 //! files (a damaged segment can abort the process there).
 
 use super::backend::AnyProvider;
-use super::build::{docs_sum, session_fingerprint};
+use super::build::{docs_sum, fingerprint_of};
 use super::engine::{DocId, DocIdMap, DocMeta, IndexedSession, Interner, SearchEngine, document_text};
 use super::request::SearchConfig;
 use super::tantivy::{SegmentFiles, TantivyProvider};
@@ -110,7 +110,7 @@ impl<P: SegmentStore> SearchEngine<P> {
         let sessions: Vec<serde_json::Value> = self
             .sessions
             .iter()
-            .map(|(id, s)| json!({ "id": id, "fingerprint": format!("{:016x}", s.fingerprint), "docs": s.docs }))
+            .map(|(id, s)| json!({ "id": id, "fingerprint": format!("{:016x}", s.fingerprint()), "docs": s.docs }))
             .collect();
         let docs: Vec<serde_json::Value> = self
             .docs
@@ -240,7 +240,7 @@ impl<P: SegmentStore> SearchEngine<P> {
                     .zip(&stored)
                     .all(|(c, (_, s))| super::request::sanitize_text(&c.text.to_lossy()) == *s);
             let docs_sum = docs_sum(stored.iter().copied());
-            let expected = session_fingerprint(&record, stored.iter().copied());
+            let expected = fingerprint_of(&record, docs_sum);
             if !same_texts || format!("{expected:016x}") != *fingerprint {
                 return Err(refused(format!("session {id:?} changed since it was indexed")));
             }
@@ -258,7 +258,6 @@ impl<P: SegmentStore> SearchEngine<P> {
                     record,
                     docs: ids.clone(),
                     epoch,
-                    fingerprint: expected,
                 },
             );
         }
