@@ -829,19 +829,24 @@ mod tests {
     }
 
     /// `sessions[i]` = documents of session `s{i}`; DocIds numbered from `first_id`.
-    fn load(provider: &mut impl SearchProvider, sessions: &[Vec<String>], first_id: DocId) {
+    fn load(provider: &mut (impl SearchProvider + ?Sized), sessions: &[Vec<String>], first_id: DocId) {
         let mut id = first_id;
         for (i, docs) in sessions.iter().enumerate() {
-            let docs: Vec<(DocId, &str)> = docs
-                .iter()
-                .map(|text| {
-                    id += 1;
-                    (id, text.as_str())
-                })
-                .collect();
+            let docs = numbered(docs, &mut id);
             provider.replace_session(&format!("s{i}"), &docs).expect("indexes");
         }
         provider.commit().expect("commits");
+    }
+
+    /// `texts` under the DocIds after `last`, which moves past them.
+    fn numbered<'a>(texts: &'a [String], last: &mut DocId) -> Vec<(DocId, &'a str)> {
+        texts
+            .iter()
+            .map(|text| {
+                *last += 1;
+                (*last, text.as_str())
+            })
+            .collect()
     }
 
     #[test]
@@ -888,13 +893,7 @@ mod tests {
         // Session s3 is left out of the first reconcile of this process: stored, not replaced.
         let mut id = 0;
         for (i, docs) in sessions.iter().enumerate().take(3) {
-            let docs: Vec<(DocId, &str)> = docs
-                .iter()
-                .map(|text| {
-                    id += 1;
-                    (id, text.as_str())
-                })
-                .collect();
+            let docs = numbered(docs, &mut id);
             provider.replace_session(&format!("s{i}"), &docs).expect("indexes");
             scan.replace_session(&format!("s{i}"), &docs).expect("indexes");
         }
@@ -1245,18 +1244,7 @@ mod tests {
         let dir = TempDir::new("bench");
         let time = |name: &str, provider: &mut dyn SearchProvider| {
             let start = Instant::now();
-            let mut id = 0;
-            for (i, docs) in sessions.iter().enumerate() {
-                let docs: Vec<(DocId, &str)> = docs
-                    .iter()
-                    .map(|t| {
-                        id += 1;
-                        (id, t.as_str())
-                    })
-                    .collect();
-                provider.replace_session(&format!("s{i}"), &docs).expect("indexes");
-            }
-            provider.commit().expect("commits");
+            load(provider, &sessions, 0);
             let indexed = start.elapsed();
             let mut line = format!("{name:>16}: index {:>7.1} ms", indexed.as_secs_f64() * 1e3);
             for query in queries {
