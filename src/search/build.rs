@@ -127,7 +127,7 @@ impl<P: SearchProvider> SearchEngine<P> {
     /// grew at the end and nothing else about it changed.
     fn growth_base(&self, corpus: &Corpus, id: &str, source: &Source<'_>) -> Option<usize> {
         let indexed = self.sessions.get(id)?;
-        (self.provider.appends()
+        (self.provider.grows()
             && indexed.lineage == corpus.session_lineage(id)
             && indexed.live == source.live
             && indexed.persisted == source.persisted
@@ -209,7 +209,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             self.docs.insert(doc_id, meta);
             handed.push((doc_id, text.as_str()));
         }
-        if whole {
+        if whole && partial.grown_from.is_none() {
             // Providers without appends take whole sessions, even empty ones (which clears them).
             self.provider.replace_session(&partial.id, &handed)?;
         } else if !handed.is_empty() {
@@ -490,6 +490,13 @@ mod tests {
         SearchEngine::new(ScanProvider::new(mode), SearchConfig::default(), mode)
     }
 
+    #[cfg(all(feature = "sqlite", not(target_arch = "wasm32")))]
+    fn sqlite() -> SearchEngine<crate::search::sqlite::SqliteProvider> {
+        let mode = TokenizerMode::Unicode61;
+        let provider = crate::search::sqlite::SqliteProvider::in_memory(mode).expect("opens");
+        SearchEngine::new(provider, SearchConfig::default(), mode)
+    }
+
     #[test]
     fn a_build_in_small_steps_answers_as_one_in_a_go() {
         let corpus = corpus();
@@ -544,6 +551,8 @@ mod tests {
         grow(tantivy(), tantivy);
         grow(segments_only(), segments_only);
         grow(scan(), scan);
+        #[cfg(all(feature = "sqlite", not(target_arch = "wasm32")))]
+        grow(sqlite(), sqlite);
     }
 
     fn fresh_fingerprint(corpus: &Corpus) -> u64 {

@@ -60,8 +60,15 @@ pub trait SearchProvider {
     fn appends(&self) -> bool {
         false
     }
+    /// Whether a session it holds can be grown in place by
+    /// [`SearchProvider::append_documents`] (a live session that grew), even where a fresh
+    /// session is handed over whole.
+    fn grows(&self) -> bool {
+        self.appends()
+    }
     /// Adds documents to a session already given by `replace_session` (an index built in
-    /// steps, a live session that grew). Only called when [`SearchProvider::appends`].
+    /// steps, a live session that grew). Only called when [`SearchProvider::appends`] or
+    /// [`SearchProvider::grows`].
     fn append_documents(&mut self, session: &str, _docs: &[(DocId, &str)]) -> Result<(), Error> {
         Err(Error::new(
             ErrorCode::QueryIndexFailed,

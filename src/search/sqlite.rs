@@ -11,8 +11,9 @@
 //!   the sanitised text itself, as DSH stores it. In [`TokenizerMode::Cjk`] (which FTS5 cannot
 //!   tokenize) `body` is the document's `cjk` token stream joined by spaces and the text is kept
 //!   in the `UNINDEXED` column `raw` (see "Phrases").
-//! * `dsh_sessions(sid, name, fingerprint, docs)`: per session id, a 128-bit XXH3 over its
-//!   document texts (count, then length-prefixed texts, in order) and the document count.
+//! * `dsh_sessions(sid, name, fingerprint, docs)`: per session id, a 128-bit XXH3 chain over
+//!   its document texts (each link hashes the previous link and one length-prefixed text, in
+//!   order, so a live session that grows extends it) and the document count.
 //! * `dsh_meta`: the layout version and tokenizer mode; a file written with another layout or
 //!   mode is rebuilt. Tables carry a `dsh_` prefix because the path is the caller's.
 //!
@@ -85,7 +86,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bumped whenever the stored layout (or what `body` holds) changes: older files are rebuilt.
-const LAYOUT: &str = "1";
+const LAYOUT: &str = "2";
 /// Bits of a rowid for the document's index in its session.
 const ORD_BITS: u32 = 32;
 /// Session numbers must leave the rowid positive.
@@ -178,15 +179,28 @@ enum Positions {
     Instances,
 }
 
-/// The 128-bit fingerprint of a session's document list (texts in order).
+/// The 128-bit fingerprint of a session's document list (texts in order): a chain, one link
+/// per document, so a session that grows extends its stored fingerprint instead of re-reading
+/// its older texts, and equals the fingerprint of the whole list given at once.
 fn fingerprint(docs: &[(DocId, &str)]) -> [u8; 16] {
-    let mut hasher = twox_hash::XxHash3_128::new();
-    hasher.write(&(docs.len() as u64).to_le_bytes());
-    for (_, text) in docs {
+    extend_fingerprint([0; 16], docs)
+}
+
+fn extend_fingerprint(print: [u8; 16], docs: &[(DocId, &str)]) -> [u8; 16] {
+    docs.iter().fold(print, |print, (_, text)| {
+        let mut hasher = twox_hash::XxHash3_128::new();
+        hasher.write(&print);
         hasher.write(&(text.len() as u64).to_le_bytes());
         hasher.write(text.as_bytes());
-    }
-    hasher.finish_128().to_le_bytes()
+        hasher.finish_128().to_le_bytes()
+    })
+}
+
+fn too_many_documents() -> Error {
+    Error::new(
+        ErrorCode::QueryIndexFailed,
+        format!("the SQLite search index holds at most 2^{ORD_BITS} documents per session"),
+    )
 }
 
 fn rowid_range(sid: i64) -> (i64, i64) {
@@ -426,18 +440,39 @@ impl SqliteProvider {
         if !(0..=MAX_SID).contains(&sid) {
             return Err(rusqlite::Error::IntegralValueOutOfRange(0, sid));
         }
+        self.insert_rows(sid, 0, docs)?;
+        Ok(sid)
+    }
+
+    /// Writes `docs` as the rows of session `sid` from index `first` on.
+    fn insert_rows(&self, sid: i64, first: usize, docs: &[(DocId, &str)]) -> rusqlite::Result<()> {
         let mut insert = self
             .conn
             .prepare("INSERT INTO dsh_docs(rowid, body, raw) VALUES (?1, ?2, ?3)")?;
         let (base, _) = rowid_range(sid);
         for (ord, (_, text)) in docs.iter().enumerate() {
-            let rowid = base | ord as i64;
+            let rowid = base | (first + ord) as i64;
             match self.mode {
                 TokenizerMode::Unicode61 => insert.execute((rowid, *text, None::<&str>))?,
                 TokenizerMode::Cjk => insert.execute((rowid, cjk_body(text), Some(*text)))?,
             };
         }
-        Ok(sid)
+        Ok(())
+    }
+
+    /// Adds `docs` after the `held` rows of session `sid` and extends its stored record.
+    fn grow_session(&self, sid: i64, held: usize, docs: &[(DocId, &str)]) -> rusqlite::Result<()> {
+        let stored: Vec<u8> = self
+            .conn
+            .prepare("SELECT fingerprint FROM dsh_sessions WHERE sid = ?1")?
+            .query_row([sid], |r| r.get(0))?;
+        let print = <[u8; 16]>::try_from(stored.as_slice()).unwrap_or([0; 16]);
+        let print = extend_fingerprint(print, docs);
+        self.insert_rows(sid, held, docs)?;
+        self.conn
+            .prepare("UPDATE dsh_sessions SET fingerprint = ?2, docs = ?3 WHERE sid = ?1")?
+            .execute((sid, &print[..], (held + docs.len()) as i64))?;
+        Ok(())
     }
 
     /// Drops stored sessions this process never replaced (first commit; module documentation).
@@ -670,10 +705,7 @@ impl SqliteProvider {
 impl SearchProvider for SqliteProvider {
     fn replace_session(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
         if docs.len() as u64 > 1u64 << ORD_BITS {
-            return Err(Error::new(
-                ErrorCode::QueryIndexFailed,
-                format!("the SQLite search index holds at most 2^{ORD_BITS} documents per session"),
-            ));
+            return Err(too_many_documents());
         }
         let print = fingerprint(docs);
         let stored: Option<(i64, Vec<u8>, i64)> = self
@@ -716,6 +748,39 @@ impl SearchProvider for SqliteProvider {
             self.docs.remove(&old);
         }
         self.docs.insert(sid, docs.iter().map(|(id, _)| *id).collect());
+        Ok(())
+    }
+
+    fn grows(&self) -> bool {
+        true
+    }
+
+    /// Grows a session this process indexed: its new rows only, and its fingerprint extended,
+    /// so appending to a live session costs its new documents, not the session.
+    fn append_documents(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
+        let Some(&sid) = self.sids.get(session) else {
+            return Err(Error::new(
+                ErrorCode::QueryIndexFailed,
+                format!("session {session:?} is not in the SQLite search index"),
+            ));
+        };
+        let held = self.docs.get(&sid).map_or(0, Vec::len);
+        if (held + docs.len()) as u64 > 1u64 << ORD_BITS {
+            return Err(too_many_documents());
+        }
+        self.begin()?;
+        self.conn
+            .execute_batch("SAVEPOINT dsh_grow")
+            .map_err(|e| sql_failed("open a savepoint", e))?;
+        if let Err(e) = self.grow_session(sid, held, docs) {
+            let _ = self.conn.execute_batch("ROLLBACK TO dsh_grow; RELEASE dsh_grow");
+            return Err(sql_failed(&format!("add to session {session:?}"), e));
+        }
+        self.conn
+            .execute_batch("RELEASE dsh_grow")
+            .map_err(|e| sql_failed("release a savepoint", e))?;
+        SqliteStats::add(&self.stats.rows_written, docs.len() as u64);
+        self.docs.entry(sid).or_default().extend(docs.iter().map(|(id, _)| *id));
         Ok(())
     }
 
@@ -1185,6 +1250,51 @@ mod tests {
             .and_then(|c| c.query_row("SELECT count(*) FROM dsh_sessions", [], |r| r.get(0)))
             .expect("readable");
         assert_eq!(count, 3);
+    }
+
+    #[test]
+    fn a_grown_session_writes_its_new_rows_only_and_equals_a_whole_replacement() {
+        let dir = TempDir::new("grow");
+        let path = dir.0.join("index.sqlite");
+        let sessions: Vec<Vec<String>> = (0..3).map(|s| session_docs(s, 5 + s)).collect();
+        let added = vec!["the parser crash again".to_owned(), "then the parser crash".to_owned()];
+        let mut last = 0;
+        let numbered_sessions: Vec<_> = sessions.iter().map(|docs| numbered(docs, &mut last)).collect();
+        let appended = numbered(&added, &mut last);
+        let phrase = terms("the parser crash", TokenizerMode::Unicode61);
+        // The same documents under the same ids, session 1 given whole.
+        let mut fresh = SqliteProvider::in_memory(TokenizerMode::Unicode61).expect("opens");
+        for (i, docs) in numbered_sessions.iter().enumerate() {
+            let mut docs = docs.clone();
+            if i == 1 {
+                docs.extend(appended.iter().copied());
+            }
+            fresh.replace_session(&format!("s{i}"), &docs).expect("indexes");
+        }
+        fresh.commit().expect("commits");
+        let expected = sorted(fresh.phrase_matches(&phrase, None).expect("query"));
+        {
+            let mut grown = SqliteProvider::open(&path, TokenizerMode::Unicode61).expect("creates");
+            for (i, docs) in numbered_sessions.iter().enumerate() {
+                grown.replace_session(&format!("s{i}"), docs).expect("indexes");
+            }
+            grown.commit().expect("commits");
+            let before = grown.rows_written();
+            grown.append_documents("s1", &appended).expect("grows");
+            grown.commit().expect("commits");
+            assert_eq!(grown.rows_written() - before, added.len() as u64);
+            assert_eq!(sorted(grown.phrase_matches(&phrase, None).expect("query")), expected);
+            assert_eq!(grown.phrase_matches(&phrase, Some("s1")).expect("query").len(), 8);
+            let unknown = grown.append_documents("s9", &appended).expect_err("not indexed");
+            assert_eq!(unknown.code, ErrorCode::QueryIndexFailed);
+        }
+        // A later process given the grown session whole reuses every row: the extended
+        // fingerprint equals the whole list's.
+        let mut whole = sessions.clone();
+        whole[1].extend(added.iter().cloned());
+        let mut reopened = SqliteProvider::open(&path, TokenizerMode::Unicode61).expect("reopens");
+        load(&mut reopened, &whole, 100);
+        assert_eq!((reopened.rows_written(), reopened.stats().sessions_reused()), (0, 3));
     }
 
     #[test]
