@@ -93,6 +93,10 @@ impl SearchProvider for AnyProvider {
         delegate!(self, p => p.appends())
     }
 
+    fn grows(&self) -> bool {
+        delegate!(self, p => p.grows())
+    }
+
     fn append_documents(&mut self, session: &str, docs: &[(DocId, &str)]) -> Result<(), Error> {
         delegate!(self, p => p.append_documents(session, docs))
     }

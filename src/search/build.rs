@@ -491,9 +491,11 @@ mod tests {
     }
 
     #[cfg(all(feature = "sqlite", not(target_arch = "wasm32")))]
-    fn sqlite() -> SearchEngine<crate::search::sqlite::SqliteProvider> {
+    /// SQLite as the faces hold it, behind the backend enum (which must pass on `grows`).
+    fn sqlite() -> SearchEngine<crate::search::backend::AnyProvider> {
         let mode = TokenizerMode::Unicode61;
         let provider = crate::search::sqlite::SqliteProvider::in_memory(mode).expect("opens");
+        let provider = crate::search::backend::AnyProvider::Sqlite(Box::new(provider));
         SearchEngine::new(provider, SearchConfig::default(), mode)
     }
 
