@@ -110,6 +110,17 @@ impl wit::GuestArchive for ComponentArchive {
         Ok(self.load_entries(entries, options.strict)?)
     }
 
+    fn index_step(&self, budget: u64) -> Answer<wit::IndexProgress> {
+        let progress = self.archive.borrow_mut().index_step(budget)?;
+        Ok(wit::IndexProgress {
+            sessions_done: progress.sessions_done as u64,
+            sessions_total: progress.sessions_total as u64,
+            events_done: progress.events_done,
+            events_total: progress.events_total,
+            done: progress.done,
+        })
+    }
+
     fn list_sessions(&self) -> Answer {
         self.answer(Method::ListSessions, &[])
     }

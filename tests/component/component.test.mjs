@@ -114,6 +114,38 @@ test('the component answers as the native library on a zstd root and an export Z
   }
 });
 
+test('the index builds in bounded steps with progress, and searches equal a build in one go', async () => {
+  const { work, entries } = scratchInputs();
+  try {
+    const stepped = newArchive();
+    const whole = newArchive();
+    for (const archive of [stepped, whole]) attempt(() => archive.load(entries, { strict: false }));
+    const steps = [];
+    for (let progress; !progress?.done && steps.length < 10_000;) {
+      progress = attempt(() => stepped.indexStep(4096n)).ok;
+      assert.ok(progress, 'a step answers');
+      steps.push(progress);
+    }
+    const last = steps.at(-1);
+    assert.ok(last.done, `the build ends (${steps.length} steps)`);
+    assert.ok(steps.length > 10, `a 4 KiB budget takes many steps: ${steps.length}`);
+    assert.equal(last.eventsDone, last.eventsTotal);
+    assert.equal(last.sessionsDone, last.sessionsTotal);
+    assert.ok(last.sessionsTotal > 100n, `every session is indexed: ${last.sessionsTotal}`);
+    assert.ok(steps.every((s, i) => i === 0 || s.eventsDone >= steps[i - 1].eventsDone), 'progress never goes back');
+    for (const query of ['tiebreak marker', 'error', 'the', '東京']) {
+      const request = JSON.stringify({ query, limit: 5 });
+      const ours = opaqueCursor(value(attempt(() => stepped.searchSessions(request))));
+      const theirs = opaqueCursor(value(attempt(() => whole.searchSessions(request))));
+      assert.ok(same(ours, theirs), `${query}: stepped ≠ whole at ${firstDifference(ours, theirs)}`);
+    }
+    const again = attempt(() => stepped.indexStep(4096n)).ok;
+    assert.ok(again.done && again.sessionsTotal === 0n, 'nothing left to index');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
 test('typed archive options reach the library as the JSON-RPC load options do', async () => {
   const { work, entries } = scratchInputs();
   const native = new NativeRpc(work);
