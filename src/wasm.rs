@@ -100,9 +100,10 @@ impl WasmArchive {
     }
 
     /// Takes the header of one log (path with `/` separators, bytes); the bytes are dropped.
+    /// With `whole` false the bytes are a prefix of the log: `false` back asks for all of it.
     #[wasm_bindgen(js_name = listAdd)]
-    pub fn list_add(&mut self, path: &str, bytes: &Uint8Array) -> Result<(), JsValue> {
-        Ok(self.archive.list_entry(path, bytes.to_vec())?)
+    pub fn list_add(&mut self, path: &str, bytes: &Uint8Array, whole: bool) -> Result<bool, JsValue> {
+        Ok(self.archive.list_entry(path, bytes.to_vec(), whole)?)
     }
 
     /// Publishes the listing; returns `{sessions: [{sessionId, path, outcome}], failures}` as

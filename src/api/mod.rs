@@ -254,14 +254,15 @@ impl Archive {
     }
 
     /// Takes the header of one log of the listing under way (path as for
-    /// [`Archive::add_entry`]); its bytes are dropped before this returns.
-    pub fn list_entry(&mut self, path: &str, bytes: Vec<u8>) -> Result<(), Error> {
+    /// [`Archive::add_entry`]); its bytes are dropped before this returns. With `whole` false
+    /// `bytes` is a prefix of the log; `false` back means it did not hold the header (add the
+    /// whole log then).
+    pub fn list_entry(&mut self, path: &str, bytes: Vec<u8>, whole: bool) -> Result<bool, Error> {
         let listing = self
             .listing
             .as_mut()
             .ok_or_else(|| Error::invalid_argument("no listing is under way: begin one first"))?;
-        listing.add(path.to_owned(), bytes);
-        Ok(())
+        Ok(listing.add(path.to_owned(), bytes, whole))
     }
 
     /// Publishes the listing under way: its sessions list, and reads of them wait for a load of

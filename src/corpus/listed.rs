@@ -67,8 +67,14 @@ impl ListingJob {
 
     /// Takes the header of the log at `path` (a `.jsonl` or `.jsonl.zstd` path, `/`-separated,
     /// whose directories bind it as a load's entries do); the bytes are dropped on return.
-    pub fn add(&mut self, path: String, bytes: Vec<u8>) {
+    /// `bytes` may be only a prefix of the log (`whole` false): when it does not hold the whole
+    /// header line (or first frame), nothing is recorded and `false` asks for the whole log.
+    /// A prefix that holds it gives the header the whole log gives.
+    pub fn add(&mut self, path: String, bytes: Vec<u8>, whole: bool) -> bool {
         let path = source_path(&path);
+        if !whole && !self.prefix_lists(&path, &bytes) {
+            return false;
+        }
         let gathered = archive::gather(
             archive::entries::inputs_from_entries(vec![(path.clone(), bytes)]),
             &self.options,
@@ -100,6 +106,21 @@ impl ListingJob {
                 }),
             }
         }
+        true
+    }
+
+    /// Whether a prefix of the log at `path` holds its header line (a load of a prefix would
+    /// otherwise fail where the whole log reads).
+    fn prefix_lists(&self, path: &str, prefix: &[u8]) -> bool {
+        let name = path.rsplit('/').next().unwrap_or_default();
+        let encoding = if name.ends_with(".jsonl.zstd") {
+            log::Encoding::Zstd
+        } else if name.ends_with(".jsonl") {
+            log::Encoding::Raw
+        } else {
+            return false;
+        };
+        log::listing_header(prefix, encoding, &self.options.limits).is_some()
     }
 
     /// The header DSH's listing shows, bound to the file's location; a log whose header does
@@ -289,7 +310,7 @@ mod tests {
         let mut corpus = Corpus::new();
         let mut job = ListingJob::new(&LoadOptions::default());
         for (path, bytes) in entries() {
-            job.add(path, bytes);
+            job.add(path, bytes, true);
         }
         let report = corpus.commit_listing(job);
         (corpus, report)
@@ -353,9 +374,9 @@ mod tests {
     fn copies_whose_headers_disagree_fail_as_in_a_load() {
         let mut corpus = Corpus::new();
         let mut job = ListingJob::new(&LoadOptions::default());
-        job.add("x/one.jsonl".into(), log_text("a", 1, &["x"]));
-        job.add("x/two.jsonl".into(), log_text("a", 2, &["x"]));
-        job.add("x/zip.zip".into(), b"PK\x05\x06".to_vec());
+        job.add("x/one.jsonl".into(), log_text("a", 1, &["x"]), true);
+        job.add("x/two.jsonl".into(), log_text("a", 2, &["x"]), true);
+        job.add("x/zip.zip".into(), b"PK\x05\x06".to_vec(), true);
         let report = corpus.commit_listing(job);
         assert!(corpus.list_sessions().is_empty());
         let codes: Vec<ErrorCode> = report.failures.iter().map(|f| f.code).collect();
@@ -364,5 +385,26 @@ mod tests {
             corpus.read_session("a").map(|_| ()).map_err(|e| e.code),
             Err(ErrorCode::QuerySourceConflict)
         );
+    }
+
+    #[test]
+    fn a_prefix_lists_only_when_it_holds_the_header_line() {
+        let mut job = ListingJob::new(&LoadOptions::default());
+        let text = log_text("a", 1, &["one"]);
+        let header_end = text.iter().position(|&b| b == b'\n').expect("a header line");
+        assert!(
+            !job.add("a.jsonl".into(), text[..header_end].to_vec(), false),
+            "no LF yet"
+        );
+        assert!(job.add("a.jsonl".into(), text[..header_end + 1].to_vec(), false));
+        assert!(
+            !job.add("a.zip".into(), text.clone(), false),
+            "an archive is read whole"
+        );
+        let mut corpus = Corpus::new();
+        let report = corpus.commit_listing(job);
+        assert_eq!(report.sessions.len(), 1, "{report:?}");
+        assert!(report.failures.is_empty(), "{report:?}");
+        assert_eq!(corpus.listed_header("a").map(|h| h.created_at), Some(1));
     }
 }
