@@ -130,6 +130,96 @@ function normaliseInputs(inputs) {
   });
 }
 
+/** Bytes of a log's start that `source.readPrefix` is asked for: enough for any usual header. */
+const SOURCE_PREFIX_BYTES = 64 * 1024;
+
+/** Checks a lazy source's shape: `list()` and `read(path)`, optionally `readPrefix(path, n)`. */
+function checkSource(source) {
+  if (source === null || typeof source !== 'object') {
+    throw argumentError('SessionArchive.create options.source must be an object with list() and read(path)');
+  }
+  for (const name of ['list', 'read']) {
+    if (typeof source[name] !== 'function') throw argumentError(`SessionArchive.create options.source.${name} must be a function`);
+  }
+  if (source.readPrefix !== undefined && typeof source.readPrefix !== 'function') {
+    throw argumentError('SessionArchive.create options.source.readPrefix must be a function when given');
+  }
+  return source;
+}
+
+/** What `source.list()` gave, checked: `[{path, size?}]`, paths unique. */
+function checkListing(listing) {
+  if (!Array.isArray(listing)) throw argumentError('source.list() must give an array of {path, size?}');
+  const seen = new Set();
+  return listing.map((entry, i) => {
+    const where = `source.list()[${i}]`;
+    if (entry === null || typeof entry !== 'object') throw argumentError(`${where} must be {path, size?}`);
+    if (typeof entry.path !== 'string' || entry.path === '') throw argumentError(`${where}.path must be a non-empty string`);
+    if (entry.size !== undefined && !(Number.isSafeInteger(entry.size) && entry.size >= 0)) {
+      throw argumentError(`${where}.size must be a non-negative integer when given`);
+    }
+    const key = sourceKey(entry.path);
+    if (seen.has(key)) throw argumentError(`${where}.path ${JSON.stringify(entry.path)} is listed twice`);
+    seen.add(key);
+    return { path: entry.path, key, size: entry.size };
+  });
+}
+
+/** A source path as the wasm side names it: `/` separators, no leading `/`. */
+function sourceKey(path) {
+  return path.replace(/\\/g, '/').replace(/^\/+/, '');
+}
+
+/** Bytes a source gave: a Uint8Array, ArrayBuffer, Blob, or anything with `arrayBuffer()` (a
+ * Response, an R2 object body). Anything else is that log's read failure. */
+async function sourceBytes(value, what) {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (value !== null && typeof value === 'object' && typeof value.arrayBuffer === 'function') {
+    return new Uint8Array(await value.arrayBuffer());
+  }
+  throw new Error(`${what} gave ${value === null ? 'null' : typeof value}, not bytes`);
+}
+
+function messageOf(error) {
+  return error && typeof error.message === 'string' ? error.message : String(error);
+}
+
+/** A log the source could not give, as a load reports a failed file. */
+function sourceFailure(key, message, sessionId) {
+  const slash = key.indexOf('/');
+  const failure = slash < 0 ? { input: key, path: '' } : { input: key.slice(0, slash), path: key };
+  if (sessionId !== undefined) failure.sessionId = sessionId;
+  return { ...failure, code: 'SESSION_LOAD_IO', message };
+}
+
+/** The session ids a call's arguments name, for the methods that read named sessions. */
+const NAMED_SESSIONS = {
+  readSession: (args) => [args[0]],
+  listEvents: (args) => [args[0]],
+  readSurface: (args) => [args[0]],
+  readEvent: (args) => [args[0]],
+  readTitle: (args) => [args[0]],
+  readTitleSnapshots: (args) => (Array.isArray(args[0]) ? args[0] : []),
+  filterEvents: (args) => [args[0]],
+  listDocuments: (args) => [args[0]],
+  addLive: (args) => [args[0] !== null && typeof args[0] === 'object' ? args[0].id : undefined],
+  appendLive: (args) => [args[0]],
+};
+
+/** `prepare` reads at most this many distinct sources (`maxReferences` is 1 to 3). */
+const MAX_PREPARE_SOURCES = 3;
+
+/** The distinct session ids a prepare's references cite. */
+function citedSessions(references) {
+  if (!Array.isArray(references)) return [];
+  const ids = references.map((r) => (r !== null && typeof r === 'object' ? r.sessionId : undefined));
+  return [...new Set(ids.filter((id) => typeof id === 'string'))];
+}
+
+/** Methods that look at every session (descendants, titles, the index): a lazy source is read whole first. */
+const EVERY_SESSION = new Set(['traceSession', 'traceEvent', 'searchSessions', 'searchEvents', 'listCandidates']);
+
 const LOAD_OPTION_KEYS = new Set(['strict', 'signal', 'onProgress']);
 const BUILD_OPTION_KEYS = new Set(['signal', 'onProgress', 'stepBytes']);
 /** Document text one index step reads: tens of milliseconds of wasm work between reports. */
@@ -187,6 +277,8 @@ export function createApi(loadRaw) {
   class SessionArchive {
     #handle;
     #loading = Promise.resolve();
+    /** A lazy source: `{source, originals: Map(key → the source's path), report}`; else null. */
+    #lazy = null;
 
     /** Use `SessionArchive.create(options)`. */
     constructor(handle) {
@@ -197,14 +289,117 @@ export function createApi(loadRaw) {
     }
 
     static async create(options) {
-      const settings = options === undefined ? {} : options;
+      let settings = options === undefined ? {} : options;
       if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) {
         throw argumentError('SessionArchive.create options must be an object');
+      }
+      let source;
+      if (settings.source !== undefined) {
+        ({ source, ...settings } = settings);
+        checkSource(source);
       }
       checkJsonValue(settings, 'SessionArchive.create options');
       const json = JSON.stringify(settings);
       const module = await raw();
-      return new SessionArchive(guard(() => new module.WasmArchive(json)));
+      const archive = new SessionArchive(guard(() => new module.WasmArchive(json)));
+      if (source === undefined) return archive;
+      try {
+        await archive.#list(source);
+      } catch (error) {
+        archive.free();
+        throw error;
+      }
+      return archive;
+    }
+
+    /** Lists a lazy source by its logs' headers: each log read (or its prefix), its header taken, its bytes dropped. */
+    async #list(source) {
+      let listing;
+      try {
+        listing = await source.list();
+      } catch (error) {
+        throw new SessionLoadError('SESSION_LOAD_IO', `source.list() failed: ${messageOf(error)}`, { cause: error });
+      }
+      const logs = checkListing(listing);
+      const lazy = { source, originals: new Map(logs.map((l) => [l.key, l.path])), report: { sessions: [], failures: [] } };
+      const handle = this.#open();
+      guard(() => handle.listBegin());
+      for (const log of logs) {
+        try {
+          await this.#listOne(handle, source, log);
+        } catch (error) {
+          if (error instanceof SessionInternalError) throw error;
+          lazy.report.failures.push(sourceFailure(log.key, `${log.path}: the source's read failed: ${messageOf(error)}`));
+        }
+      }
+      const report = JSON.parse(guard(() => handle.listCommit()));
+      lazy.report.sessions = report.sessions;
+      lazy.report.failures.push(...report.failures);
+      this.#lazy = lazy;
+    }
+
+    async #listOne(handle, source, log) {
+      const prefixed = source.readPrefix !== undefined && !(log.size !== undefined && log.size <= SOURCE_PREFIX_BYTES);
+      if (prefixed) {
+        const prefix = await sourceBytes(await source.readPrefix(log.path, SOURCE_PREFIX_BYTES), `source.readPrefix(${JSON.stringify(log.path)})`);
+        if (guard(() => handle.listAdd(log.key, prefix, false))) return;
+      }
+      const bytes = await sourceBytes(await source.read(log.path), `source.read(${JSON.stringify(log.path)})`);
+      guard(() => handle.listAdd(log.key, bytes, true));
+    }
+
+    /** What a lazy source's listing and reads reported: `{sessions, failures}`; null without a source. */
+    sourceReport() {
+      if (this.#lazy === null) return null;
+      const { sessions, failures } = this.#lazy.report;
+      return { sessions: sessions.map((s) => ({ ...s })), failures: failures.map((f) => ({ ...f })) };
+    }
+
+    /** Before a call: brings in the listed sessions it reads (`null`: every one), queued behind loads. */
+    #need(ids) {
+      if (this.#lazy === null) return undefined;
+      const run = this.#loading.then(() => this.#bringIn(ids));
+      this.#loading = run.catch(() => {});
+      return run;
+    }
+
+    async #bringIn(ids) {
+      if (this.#lazy === null) return;
+      const handle = this.#open();
+      const wanted = ids === null ? null : ids.filter((id) => typeof id === 'string');
+      const listed = JSON.parse(guard(() => handle.listedPaths(JSON.stringify(wanted))));
+      for (const { sessionId, paths } of listed) await this.#bringInOne(handle, sessionId, paths);
+    }
+
+    /** Reads one listed session's logs and loads them; a read that fails leaves it listed, its reads coded. */
+    async #bringInOne(handle, sessionId, paths) {
+      const { source, originals, report } = this.#lazy;
+      let entries = [];
+      for (const key of paths) {
+        const path = originals.get(key) ?? key;
+        try {
+          entries.push({ key, bytes: await sourceBytes(await source.read(path), `source.read(${JSON.stringify(path)})`) });
+        } catch (error) {
+          const message = `${path}: the source's read failed: ${messageOf(error)}`;
+          report.failures.push(sourceFailure(key, message, sessionId));
+          guard(() => handle.failListed(sessionId, message));
+          return;
+        }
+        this.#open();
+      }
+      guard(() => handle.loadBegin('{}'));
+      let loaded;
+      try {
+        for (const entry of entries) guard(() => handle.loadAdd(entry.key, entry.bytes));
+        entries = null;
+        loaded = JSON.parse(guard(() => handle.loadCommit()));
+      } catch (error) {
+        if (this.#handle === handle && !broken) guard(() => handle.loadAbort());
+        throw error;
+      }
+      report.failures.push(...loaded.failures);
+      const still = JSON.parse(guard(() => handle.listedPaths(JSON.stringify([sessionId]))));
+      if (still.length > 0) guard(() => handle.failListed(sessionId, `session ${JSON.stringify(sessionId)}: its logs did not load`));
     }
 
     #open() {
@@ -212,6 +407,12 @@ export function createApi(loadRaw) {
         throw new SessionArgumentError('SESSION_ARCHIVE_CLOSED', 'this SessionArchive was freed');
       }
       return this.#handle;
+    }
+
+    #needFor(method, args) {
+      if (this.#lazy === null) return undefined;
+      if (EVERY_SESSION.has(method)) return this.#need(null);
+      return this.#need(NAMED_SESSIONS[method](args));
     }
 
     #call(method, args) {
@@ -286,50 +487,62 @@ export function createApi(loadRaw) {
     }
 
     async readSession(...args) {
+      await this.#needFor('readSession', args);
       return this.#call('readSession', args);
     }
 
     async listEvents(...args) {
+      await this.#needFor('listEvents', args);
       return this.#call('listEvents', args);
     }
 
     async readSurface(...args) {
+      await this.#needFor('readSurface', args);
       return this.#call('readSurface', args);
     }
 
     async readEvent(...args) {
+      await this.#needFor('readEvent', args);
       return this.#call('readEvent', args);
     }
 
     async traceSession(...args) {
+      await this.#needFor('traceSession', args);
       return this.#call('traceSession', args);
     }
 
     async traceEvent(...args) {
+      await this.#needFor('traceEvent', args);
       return this.#call('traceEvent', args);
     }
 
     async readTitle(...args) {
+      await this.#needFor('readTitle', args);
       return this.#call('readTitle', args);
     }
 
     async readTitleSnapshots(...args) {
+      await this.#needFor('readTitleSnapshots', args);
       return this.#call('readTitleSnapshots', args);
     }
 
     async filterEvents(...args) {
+      await this.#needFor('filterEvents', args);
       return this.#call('filterEvents', args);
     }
 
     async listDocuments(...args) {
+      await this.#needFor('listDocuments', args);
       return this.#call('listDocuments', args);
     }
 
     async addLive(...args) {
+      await this.#needFor('addLive', args);
       return this.#call('addLive', args);
     }
 
     async appendLive(...args) {
+      await this.#needFor('appendLive', args);
       return this.#call('appendLive', args);
     }
 
@@ -350,10 +563,12 @@ export function createApi(loadRaw) {
     }
 
     async searchSessions(request, options) {
+      await this.#needFor('searchSessions', []);
       return this.#search('searchSessions', request, options);
     }
 
     async searchEvents(request, options) {
+      await this.#needFor('searchEvents', []);
       return this.#search('searchEvents', request, options);
     }
 
@@ -380,6 +595,7 @@ export function createApi(loadRaw) {
       const settings = { ...checkOptionsObject(options, 'listCandidates options') };
       const signal = checkSignal(settings.signal, 'listCandidates options');
       delete settings.signal;
+      await this.#needFor('listCandidates', []);
       if (signal !== undefined && signal.aborted) settings.cancelled = true;
       // With options after them, omitted query and limit take DSH's defaults ('' and 50), as
       // JavaScript default parameters would.
@@ -395,6 +611,10 @@ export function createApi(loadRaw) {
       const spill = checkFunction(settings.spill, 'prepare options.spill');
       delete settings.signal;
       delete settings.spill;
+      // Only the cited sessions are read (the agent's cwd comes from its header). More than
+      // prepare's most distinct sources fails before any is read, so none is read for it.
+      const cited = citedSessions(references);
+      if (cited.length <= MAX_PREPARE_SOURCES) await this.#need(cited);
       if (signal !== undefined && signal.aborted) settings.cancelled = true;
       const args = [agent, content, references];
       if (options !== undefined || Object.keys(settings).length > 0) args.push(settings);
@@ -428,6 +648,7 @@ export function createApi(loadRaw) {
       if (!Number.isSafeInteger(stepBytes) || stepBytes < 1) {
         throw argumentError('buildIndex options.stepBytes must be a positive integer');
       }
+      await this.#bringIn(null);
       for (;;) {
         if (signal !== undefined && signal.aborted) throw searchAborted();
         const handle = this.#open();
@@ -442,6 +663,7 @@ export function createApi(loadRaw) {
     }
 
     async exportIndex() {
+      await this.#need(null);
       const handle = this.#open();
       const bytes = guard(() => handle.exportIndex());
       return bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
@@ -449,6 +671,7 @@ export function createApi(loadRaw) {
 
     async importIndex(bytes) {
       const data = await bytesOf(bytes, 'importIndex bytes');
+      await this.#need(null);
       const handle = this.#open();
       guard(() => handle.importIndex(data));
     }
