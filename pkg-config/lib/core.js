@@ -198,7 +198,7 @@ const NAMED_SESSIONS = {
   readSession: (args) => [args[0]],
   listEvents: (args) => [args[0]],
   readSurface: (args) => [args[0]],
-  readEvent: (args) => [args[0]],
+  readEvent: (args) => [args[0] !== null && typeof args[0] === 'object' ? args[0].sessionId : undefined],
   readTitle: (args) => [args[0]],
   readTitleSnapshots: (args) => (Array.isArray(args[0]) ? args[0] : []),
   filterEvents: (args) => [args[0]],
@@ -366,7 +366,8 @@ export function createApi(loadRaw) {
     async #bringIn(ids) {
       if (this.#lazy === null) return;
       const handle = this.#open();
-      const wanted = ids === null ? null : ids.filter((id) => typeof id === 'string');
+      // A number stands for its string, as DSH looks up `String(value)`.
+      const wanted = ids === null ? null : ids.filter((id) => typeof id === 'string' || Number.isFinite(id)).map(String);
       const listed = JSON.parse(guard(() => handle.listedPaths(JSON.stringify(wanted))));
       for (const { sessionId, paths } of listed) await this.#bringInOne(handle, sessionId, paths);
     }

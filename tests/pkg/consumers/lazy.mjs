@@ -50,9 +50,11 @@ export async function runLazy(api, entries) {
   const { source, reads } = countingSource(entries);
   const lazy = await SessionArchive.create({ source });
   const checked = [];
+  // Cursors name their engine instance: only whether a page has one must agree.
+  const text = (value) => JSON.stringify(value, (key, v) => (key === 'nextCursor' ? v !== null && v !== undefined : v));
   const same = async (what, run) => {
-    const want = JSON.stringify(await outcome(() => run(full)));
-    const got = JSON.stringify(await outcome(() => run(lazy)));
+    const want = text(await outcome(() => run(full)));
+    const got = text(await outcome(() => run(lazy)));
     check(got === want, `${what}: lazy differs from a full load\n  got      ${got.slice(0, 600)}\n  expected ${want.slice(0, 600)}`);
     checked.push(what);
   };
