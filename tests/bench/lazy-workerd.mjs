@@ -96,7 +96,7 @@ const steps = {
     return { references: result.references.length, contextChars: JSON.stringify(result.additionalContext).length };
   },
   async search() {
-    return { hits: (await archive.searchSessions({ query: 'retried cache', limit: 5 })).sessions.length };
+    return { hits: (await archive.searchSessions({ query: 'retried cache', limit: 5 })).items.length };
   },
 };
 
@@ -175,13 +175,15 @@ writeFileSync(join(out, 'lazy-workerd.json'), JSON.stringify(report, null, 2) + 
 const MB = (b) => `${(b / 1e6).toFixed(1)} MB`;
 const ms = (t) => `${t.toFixed(0)} ms`;
 console.log(`workerd, ${SESSIONS} sessions of ${EVENTS} events (${MB(totalBytes)} of logs; the three cited: ${(citedBytes / 1e3).toFixed(1)} kB)`);
-console.log('mode   open (list | load)       listSessions  prepare 3 sources             search (first)');
+console.log('mode   open (list | load)       listSessions            prepare 3 sources             search (first)');
 for (const mode of ['lazy', 'full']) {
   const { open, listSessions, prepare, search } = report.modes[mode];
   console.log(
-    `${mode.padEnd(6)} ${ms(open.ms).padStart(8)} wasm ${MB(open.wasmBytes).padStart(8)}  ${ms(listSessions.ms).padStart(8)}    ` +
+    `${mode.padEnd(6)} ${ms(open.ms).padStart(8)} wasm ${MB(open.wasmBytes).padStart(8)}  ${ms(listSessions.ms).padStart(6)} wasm ${MB(listSessions.wasmBytes).padStart(8)}  ` +
       `${ms(prepare.ms).padStart(6)} wasm ${MB(prepare.wasmBytes).padStart(8)} reads ${String(prepare.reads).padStart(2)}   ` +
       `${ms(search.ms).padStart(7)} wasm ${MB(search.wasmBytes).padStart(8)} reads ${search.reads}`,
   );
 }
 console.log(`peak wasm memory through the 3-source prepare: lazy ${MB(report.modes.lazy.prepare.wasmBytes)}, full ${MB(report.modes.full.prepare.wasmBytes)}`);
+console.log(`search hits: lazy ${report.modes.lazy.search.hits}, full ${report.modes.full.search.hits}`);
+if (report.modes.lazy.search.hits !== report.modes.full.search.hits) throw new Error('the searches disagree');
