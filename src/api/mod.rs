@@ -15,6 +15,8 @@
 //! ```
 
 pub mod coerce;
+#[cfg(not(target_arch = "wasm32"))]
+mod directory;
 pub mod methods;
 pub mod options;
 
@@ -41,6 +43,9 @@ pub struct Archive {
     /// A load under way (the staged, step-by-step load of the WebAssembly face).
     staged: Option<StagedLoad>,
     listing: Option<ListingJob>,
+    /// The directory [`Archive::list_directory`] listed, which `load_listed` reads from.
+    #[cfg(not(target_arch = "wasm32"))]
+    listed_root: Option<std::path::PathBuf>,
 }
 
 /// `appendLive`'s answer: `{sessionId, eventCount}`.
@@ -75,6 +80,8 @@ impl Archive {
             search: None,
             staged: None,
             listing: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            listed_root: None,
         }
     }
 

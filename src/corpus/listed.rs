@@ -109,6 +109,22 @@ impl ListingJob {
         true
     }
 
+    /// Records a log at `path` the source could not give (`SESSION_LOAD_IO`); nothing lists.
+    pub fn fail(&mut self, path: &str, message: String) {
+        let path = source_path(path);
+        let (input, path) = match path.split_once('/') {
+            Some((top, _)) => (top.to_owned(), path.clone()),
+            None => (path, String::new()),
+        };
+        self.failures.push(LoadFailure {
+            input,
+            path,
+            session_id: None,
+            code: ErrorCode::LoadIo,
+            message,
+        });
+    }
+
     /// Whether a prefix of the log at `path` holds its header line (a load of a prefix would
     /// otherwise fail where the whole log reads).
     fn prefix_lists(&self, path: &str, prefix: &[u8]) -> bool {
