@@ -199,6 +199,9 @@ const NAMED_SESSIONS = {
   listEvents: (args) => [args[0]],
   readSurface: (args) => [args[0]],
   readEvent: (args) => [args[0] !== null && typeof args[0] === 'object' ? args[0].sessionId : undefined],
+  traceEvent: (args) => [args[0] !== null && typeof args[0] === 'object' ? args[0].sessionId : undefined],
+  // Lineage comes from the listing's headers alone.
+  traceSession: () => [],
   readTitle: (args) => [args[0]],
   readTitleSnapshots: (args) => (Array.isArray(args[0]) ? args[0] : []),
   filterEvents: (args) => [args[0]],
@@ -217,8 +220,8 @@ function citedSessions(references) {
   return [...new Set(ids.filter((id) => typeof id === 'string'))];
 }
 
-/** Methods that look at every session (descendants, titles, the index): a lazy source is read whole first. */
-const EVERY_SESSION = new Set(['traceSession', 'traceEvent', 'searchSessions', 'searchEvents', 'listCandidates']);
+/** Methods that look at every session (titles, the index): a lazy source is read whole first. */
+const EVERY_SESSION = new Set(['searchSessions', 'searchEvents', 'listCandidates']);
 
 const LOAD_OPTION_KEYS = new Set(['strict', 'signal', 'onProgress']);
 const BUILD_OPTION_KEYS = new Set(['signal', 'onProgress', 'stepBytes']);

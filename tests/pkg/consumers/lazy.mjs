@@ -62,14 +62,16 @@ export async function runLazy(api, entries) {
   check(reads.length === entries.length, `the listing read ${reads.length} logs, not each of ${entries.length} once`);
   await same('listSessions', (a) => a.listSessions());
   await same('filterSessions', (a) => a.filterSessions([{ kind: 'availability', values: ['persisted'] }]));
-  check(reads.length === entries.length, 'listing again read logs');
+  // Lineage is the headers': every session's trace, and none reads a log.
+  for (const record of await full.listSessions()) await same(`traceSession ${record.header.id}`, (a) => a.traceSession(record.header.id));
+  check(reads.length === entries.length, 'listing or tracing read logs');
 
   const listing = await full.listSessions();
   const readable = [];
   for (const record of listing) {
     if ((await outcome(() => full.readSession(record.header.id))).result) readable.push(record.header.id);
   }
-  check(readable.length >= 4, `only ${readable.length} readable sessions`);
+  check(readable.length >= 6, `only ${readable.length} readable sessions`);
   const [agent, ...rest] = readable;
   const three = rest.slice(0, 3);
   const pathsOf = (ids) => lazy.sourceReport().sessions.filter((s) => ids.includes(s.sessionId)).map((s) => s.path);
@@ -84,7 +86,14 @@ export async function runLazy(api, entries) {
   );
   for (const id of three) await same(`readSession ${id}`, (a) => a.readSession(id));
   check(reads.length === beforePrepare + prepareReads.length, 'reading prepared sessions read their logs again');
-  await same('listEvents of another session', (a) => a.listEvents(readable[4] ?? agent));
+  const beforeNamed = reads.length;
+  await same('listEvents of another session', (a) => a.listEvents(readable[4]));
+  await same('traceEvent in a sixth session', (a) => a.traceEvent({ sessionId: readable[5], seq: 1 }));
+  const namedReads = reads.slice(beforeNamed);
+  check(
+    JSON.stringify(sorted(namedReads)) === JSON.stringify(sorted(pathsOf(readable.slice(4, 6)))),
+    `listEvents and traceEvent read ${JSON.stringify(namedReads)}, not their sessions' logs`,
+  );
   await same('readSession of a missing id', (a) => a.readSession('no-such-session'));
 
   const word = 'the';
