@@ -130,6 +130,37 @@ function normaliseInputs(inputs) {
   });
 }
 
+/** Reads of a lazy source kept in flight (a fetch-backed store answers in round trips). */
+const SOURCE_READS_IN_FLIGHT = 8;
+/** Logs of listed sessions loaded together: few loads, little held at once. */
+const BRING_IN_BATCH_BYTES = 1 << 20;
+const BRING_IN_BATCH_LOGS = 256;
+
+/**
+ * Runs `read(item)` over `items` with up to `width` reads in flight; yields `{item, value}` or
+ * `{item, error}` in the items' order (a read's failure is its item's, never a rejection).
+ */
+async function* readAhead(items, read, width) {
+  const pending = [];
+  let next = 0;
+  const start = (item) => Promise.resolve().then(() => read(item)).then((value) => ({ item, value }), (error) => ({ item, error }));
+  while (next < items.length && pending.length < width) pending.push(start(items[next++]));
+  while (pending.length > 0) {
+    const settled = await pending.shift();
+    if (next < items.length) pending.push(start(items[next++]));
+    yield settled;
+  }
+}
+
+/** A log's bytes for its header: its prefix when the source reads ranges and the log is not small. */
+async function readForListing(source, log) {
+  if (source.readPrefix !== undefined && !(log.size !== undefined && log.size <= SOURCE_PREFIX_BYTES)) {
+    const prefix = await source.readPrefix(log.path, SOURCE_PREFIX_BYTES);
+    return { bytes: await sourceBytes(prefix, `source.readPrefix(${JSON.stringify(log.path)})`), whole: false };
+  }
+  return { bytes: await sourceBytes(await source.read(log.path), `source.read(${JSON.stringify(log.path)})`), whole: true };
+}
+
 /** Bytes of a log's start that `source.readPrefix` is asked for: enough for any usual header. */
 const SOURCE_PREFIX_BYTES = 64 * 1024;
 
@@ -325,30 +356,27 @@ export function createApi(loadRaw) {
       }
       const logs = checkListing(listing);
       const lazy = { source, originals: new Map(logs.map((l) => [l.key, l.path])), report: { sessions: [], failures: [] } };
+      const failed = (log, error) => lazy.report.failures.push(sourceFailure(log.key, `${log.path}: the source's read failed: ${messageOf(error)}`));
       const handle = this.#open();
       guard(() => handle.listBegin());
-      for (const log of logs) {
-        try {
-          await this.#listOne(handle, source, log);
-        } catch (error) {
-          if (error instanceof SessionInternalError) throw error;
-          lazy.report.failures.push(sourceFailure(log.key, `${log.path}: the source's read failed: ${messageOf(error)}`));
+      for await (const { item: log, value, error } of readAhead(logs, (log) => readForListing(source, log), SOURCE_READS_IN_FLIGHT)) {
+        if (error !== undefined) {
+          failed(log, error);
+        } else if (!guard(() => handle.listAdd(log.key, value.bytes, value.whole))) {
+          // The prefix lacked the header line: the whole log, then.
+          try {
+            const bytes = await sourceBytes(await source.read(log.path), `source.read(${JSON.stringify(log.path)})`);
+            guard(() => handle.listAdd(log.key, bytes, true));
+          } catch (error) {
+            if (error instanceof SessionInternalError) throw error;
+            failed(log, error);
+          }
         }
       }
       const report = JSON.parse(guard(() => handle.listCommit()));
       lazy.report.sessions = report.sessions;
       lazy.report.failures.push(...report.failures);
       this.#lazy = lazy;
-    }
-
-    async #listOne(handle, source, log) {
-      const prefixed = source.readPrefix !== undefined && !(log.size !== undefined && log.size <= SOURCE_PREFIX_BYTES);
-      if (prefixed) {
-        const prefix = await sourceBytes(await source.readPrefix(log.path, SOURCE_PREFIX_BYTES), `source.readPrefix(${JSON.stringify(log.path)})`);
-        if (guard(() => handle.listAdd(log.key, prefix, false))) return;
-      }
-      const bytes = await sourceBytes(await source.read(log.path), `source.read(${JSON.stringify(log.path)})`);
-      guard(() => handle.listAdd(log.key, bytes, true));
     }
 
     /** What a lazy source's listing and reads reported: `{sessions, failures}`; null without a source. */
@@ -368,42 +396,64 @@ export function createApi(loadRaw) {
 
     async #bringIn(ids) {
       if (this.#lazy === null) return;
+      const { source, originals, report } = this.#lazy;
       const handle = this.#open();
       // A number stands for its string, as DSH looks up `String(value)`.
       const wanted = ids === null ? null : ids.filter((id) => typeof id === 'string' || Number.isFinite(id)).map(String);
       const listed = JSON.parse(guard(() => handle.listedPaths(JSON.stringify(wanted))));
-      for (const { sessionId, paths } of listed) await this.#bringInOne(handle, sessionId, paths);
+      const reads = listed.flatMap(({ sessionId, paths }) => paths.map((key, i) => ({ sessionId, key, last: i === paths.length - 1 })));
+      const read = async ({ key }) => {
+        const path = originals.get(key) ?? key;
+        return sourceBytes(await source.read(path), `source.read(${JSON.stringify(path)})`);
+      };
+      // Sessions whose logs are all read wait in a batch of at most BRING_IN_BATCH_BYTES,
+      // loaded together; a session whose read fails stays listed, its reads coded.
+      let batch = [];
+      let batchBytes = 0;
+      let session = [];
+      let sessionFailed = false;
+      for await (const { item, value, error } of readAhead(reads, read, SOURCE_READS_IN_FLIGHT)) {
+        this.#open();
+        if (error !== undefined && !sessionFailed) {
+          sessionFailed = true;
+          const message = `${originals.get(item.key) ?? item.key}: the source's read failed: ${messageOf(error)}`;
+          report.failures.push(sourceFailure(item.key, message, item.sessionId));
+          guard(() => handle.failListed(item.sessionId, message));
+        } else if (error === undefined) {
+          session.push({ sessionId: item.sessionId, key: item.key, bytes: value });
+        }
+        if (!item.last) continue;
+        if (!sessionFailed) {
+          batch.push(...session);
+          batchBytes += session.reduce((n, e) => n + e.bytes.length, 0);
+        }
+        session = [];
+        sessionFailed = false;
+        if (batchBytes >= BRING_IN_BATCH_BYTES || batch.length >= BRING_IN_BATCH_LOGS) {
+          this.#loadListed(handle, batch);
+          batch = [];
+          batchBytes = 0;
+        }
+      }
+      if (batch.length > 0) this.#loadListed(handle, batch);
     }
 
-    /** Reads one listed session's logs and loads them; a read that fails leaves it listed, its reads coded. */
-    async #bringInOne(handle, sessionId, paths) {
-      const { source, originals, report } = this.#lazy;
-      let entries = [];
-      for (const key of paths) {
-        const path = originals.get(key) ?? key;
-        try {
-          entries.push({ key, bytes: await sourceBytes(await source.read(path), `source.read(${JSON.stringify(path)})`) });
-        } catch (error) {
-          const message = `${path}: the source's read failed: ${messageOf(error)}`;
-          report.failures.push(sourceFailure(key, message, sessionId));
-          guard(() => handle.failListed(sessionId, message));
-          return;
-        }
-        this.#open();
-      }
+    /** Loads read logs of listed sessions (all of each one's); one that does not come in stays listed, its reads coded. */
+    #loadListed(handle, entries) {
       guard(() => handle.loadBegin('{}'));
       let loaded;
       try {
         for (const entry of entries) guard(() => handle.loadAdd(entry.key, entry.bytes));
-        entries = null;
         loaded = JSON.parse(guard(() => handle.loadCommit()));
       } catch (error) {
         if (this.#handle === handle && !broken) guard(() => handle.loadAbort());
         throw error;
       }
-      report.failures.push(...loaded.failures);
-      const still = JSON.parse(guard(() => handle.listedPaths(JSON.stringify([sessionId]))));
-      if (still.length > 0) guard(() => handle.failListed(sessionId, `session ${JSON.stringify(sessionId)}: its logs did not load`));
+      this.#lazy.report.failures.push(...loaded.failures);
+      const ids = [...new Set(entries.map((e) => e.sessionId))];
+      for (const { sessionId } of JSON.parse(guard(() => handle.listedPaths(JSON.stringify(ids))))) {
+        guard(() => handle.failListed(sessionId, `session ${JSON.stringify(sessionId)}: its logs did not load`));
+      }
     }
 
     #open() {
