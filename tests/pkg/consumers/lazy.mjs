@@ -96,6 +96,13 @@ export async function runLazy(api, entries) {
   );
   await same('readSession of a missing id', (a) => a.readSession('no-such-session'));
 
+  // A live copy of a listed session shadows it as it shadows a loaded one.
+  const liveHeader = listing.find((r) => r.header.id === readable[6])?.header;
+  if (liveHeader !== undefined) {
+    await same('addLive over a listed session', (a) => a.addLive(liveHeader, []));
+    await same('listSessions with a live copy', (a) => a.listSessions());
+  }
+
   const word = 'the';
   await same('searchSessions', (a) => a.searchSessions({ query: word, limit: 5 }));
   check(
