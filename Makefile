@@ -8,6 +8,7 @@ ORACLE_DIR ?= target/oracle
 ORACLE_SESSIONS ?= 240
 BENCH_TIERS ?= 10000 100000
 BENCH_LARGE_EVENTS ?= 1000000
+BENCH_LAZY_SESSIONS ?= 10000
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_TARGETS := json log_raw log_zstd zip_load entries_load uri mention search_request snapshot_import prepare_render
@@ -30,7 +31,7 @@ COMPONENT_DIR := target/component
 COMPONENT := $(COMPONENT_DIR)/dsh_session_search.wasm
 WASM_TOOLS_VERSION := 1.263.0
 
-.PHONY: help serve www-deps cli-debug test setup fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component bench bench-large bench-smoke fuzz fuzz-smoke fuzz-seeds clean
+.PHONY: help serve www-deps cli-debug test setup fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component bench bench-lazy bench-large bench-smoke fuzz fuzz-smoke fuzz-seeds clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -129,6 +130,9 @@ test-component: component ## Validate the component, check its WIT against wit/,
 
 bench: pkg pkg-tools ## Benchmark every engine against DSH (same run, engines alternating) on the BENCH_TIERS (10k, 100k events); target/bench/summary.json.
 	tests/bench/run.sh --tarball $(PKG_TARBALL) $(BENCH_TIERS)
+
+bench-lazy: pkg pkg-tools ## A lazy source in workerd: a 3-source prepare over BENCH_LAZY_SESSIONS (10,000) listed sessions vs a full load; peak wasm memory and time.
+	node tests/bench/lazy-workerd.mjs --tarball $(PKG_TARBALL) --sessions $(BENCH_LAZY_SESSIONS)
 
 bench-large: pkg pkg-tools ## The benchmark at BENCH_LARGE_EVENTS (1,000,000) events, one round unless BENCH_ROUNDS says otherwise.
 	BENCH_ROUNDS=$${BENCH_ROUNDS:-1} tests/bench/run.sh --tarball $(PKG_TARBALL) $(BENCH_LARGE_EVENTS)

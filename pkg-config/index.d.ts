@@ -109,6 +109,46 @@ export interface SessionArchiveOptions {
   /** `unicode61` (DSH's recall, default) or `cjk` (Han/Kana/Hangul/Thai runs also as bigrams). */
   tokenizer?: SessionTokenizer;
   limits?: SessionLoadLimits;
+  /** A lazy source: the archive lists its logs by their headers and reads each log's bytes
+   *  only when a call needs that session (every log before the first search). */
+  source?: SessionSource;
+}
+
+/** One stored log of a lazy source. `path` binds it as a load entry's path does (a
+ *  persistence root's `<project>/<session>/session.jsonl`, or a top-level log); `size`, when
+ *  known, spares a `readPrefix` of a log small enough to read whole. */
+export interface SessionSourceLog {
+  path: string;
+  size?: number;
+}
+
+/** What a source's reads may give: bytes, or anything with `arrayBuffer()` (a `Response`, an
+ *  R2 object body). */
+export type SessionSourceBytes = Uint8Array | ArrayBuffer | Blob | { arrayBuffer(): Promise<ArrayBuffer> };
+
+/** A store of logs read on demand: an R2 bucket, KV, `fetch`, a directory. Logs are `.jsonl`
+ *  or `.jsonl.zstd` files (not ZIPs). A throw (or no bytes) from `read` is that log's
+ *  failure (`SESSION_LOAD_IO`): it never hides the other logs. */
+export interface SessionSource {
+  list(): SessionSourceLog[] | Promise<SessionSourceLog[]>;
+  read(path: string): SessionSourceBytes | Promise<SessionSourceBytes>;
+  /** Optional ranged read: the log's first `length` bytes (fewer if it is shorter). The
+   *  listing then reads prefixes, and reads a log whole only when its prefix lacks the header. */
+  readPrefix?(path: string, length: number): SessionSourceBytes | Promise<SessionSourceBytes>;
+}
+
+/** One log a lazy source's listing took: `outcome` is `listed`, or `loaded` when the id was
+ *  already loaded. */
+export interface ListedSourceLog {
+  sessionId: string;
+  path: string;
+  outcome: 'listed' | 'loaded';
+}
+
+/** What a lazy source's listing and its reads reported so far. */
+export interface SourceReport {
+  sessions: ListedSourceLog[];
+  failures: LoadFailure[];
 }
 
 /** The bytes of one input: what `fetch`, a file picker or a drop gives. */
@@ -501,8 +541,13 @@ export interface ParsedReferenceText {
 /** Loaded sessions and DSH's query, search and reference services over them. */
 export declare class SessionArchive {
   private constructor();
-  /** A new, empty archive; loads the wasm module on first use (no manual init). */
+  /** A new, empty archive; loads the wasm module on first use (no manual init). With
+   *  `options.source`, the archive lists that source's logs by their headers (bytes dropped as
+   *  each header is taken); a call reads the logs of the sessions it names first. */
   static create(options?: SessionArchiveOptions): Promise<SessionArchive>;
+
+  /** What the lazy source's listing and reads reported (null for an archive without one). */
+  sourceReport(): SourceReport | null;
 
   load(inputs: LoadInput[] | Blob, options?: LoadOptions): Promise<LoadReport>;
 

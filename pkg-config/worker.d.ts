@@ -15,12 +15,15 @@ export interface WorkerArchiveOptions {
   worker?: Worker;
 }
 
-type ArchiveMethods = Omit<InProcessArchive, 'free'>;
+/** A lazy source's functions cannot be posted to a worker: `sourceReport` is in-process only. */
+type ArchiveMethods = Omit<InProcessArchive, 'free' | 'sourceReport'>;
 
 /** Same methods and results as the in-process archive, each a Promise answered by the worker. */
 export declare class SessionArchive implements ArchiveMethods {
   private constructor();
-  static create(options?: SessionArchiveOptions, worker?: WorkerArchiveOptions): Promise<SessionArchive>;
+  /** No `source`: a lazy source's functions cannot cross to the worker (create it in a worker
+   *  of your own with the main entry). */
+  static create(options?: Omit<SessionArchiveOptions, 'source'>, worker?: WorkerArchiveOptions): Promise<SessionArchive>;
   load: ArchiveMethods['load'];
   listSessions: ArchiveMethods['listSessions'];
   filterSessions: ArchiveMethods['filterSessions'];

@@ -9,6 +9,9 @@ use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
+mod listed;
+pub use listed::{ListedCopy, ListingJob, ListingReport};
+
 /// Where a loaded session came from.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -101,6 +104,9 @@ pub struct Corpus {
     /// Sessions whose header lists but whose log failed: listed like DSH lists them, and
     /// every read of them fails with DSH's code.
     unreadable: BTreeMap<String, (SessionHeader, Error)>,
+    /// Sessions a lazy source listed from their headers, their logs not yet read: listed like
+    /// loaded ones, read once a load of their files brings them in (see `listed.rs`).
+    listed: BTreeMap<String, listed::ListedSession>,
     generation: u64,
     session_generations: BTreeMap<String, u64>,
     /// Moves with a session's generation except when its events only grew at the end.
@@ -306,7 +312,7 @@ impl Corpus {
             unreadable,
             ..
         } = job;
-        reject_ids_repeated_in_one_root(&mut read, &mut report);
+        reject_ids_repeated_in_one_root(&mut read, |log| &log.header.id, &mut report.failures);
         if let Some(error) = strict_failure(&options, &report) {
             return Err(error);
         }
@@ -346,9 +352,11 @@ impl Corpus {
         let conflicted_before = self.conflicted.clone();
         for (file, log) in read {
             self.unreadable.remove(&log.header.id);
+            self.listed.remove(&log.header.id);
             self.admit(file, log, report);
         }
         for (header, error) in unreadable {
+            self.listed.remove(&header.id);
             if !self.sessions.contains_key(&header.id) {
                 self.touch(&header.id);
                 self.unreadable.insert(header.id.clone(), (header, error));
@@ -428,7 +436,7 @@ impl Corpus {
         let record = SessionRecord {
             header: log.header.clone(),
             live: true,
-            persisted: self.sessions.contains_key(&id),
+            persisted: self.sessions.contains_key(&id) || self.listed.contains_key(&id),
         };
         self.live.insert(id.clone(), log);
         self.touch(&id);
@@ -483,7 +491,8 @@ impl Corpus {
     pub(crate) fn source(&self, id: &str) -> Result<Source<'_>, Error> {
         let persisted = self.sessions.get(id);
         if let Some(log) = self.live.get(id) {
-            if persisted.is_some_and(|p| !headers_compatible(&p.log.header, &log.header)) {
+            let stored_header = persisted.map(|p| &p.log.header).or(self.listed_header(id));
+            if stored_header.is_some_and(|h| !headers_compatible(h, &log.header)) {
                 return Err(Error::new(
                     ErrorCode::QuerySourceConflict,
                     format!("session source headers conflict for session \"{id}\""),
@@ -492,7 +501,7 @@ impl Corpus {
             return Ok(Source {
                 log,
                 live: true,
-                persisted: persisted.is_some(),
+                persisted: stored_header.is_some(),
             });
         }
         if self.conflicted.contains(id) {
@@ -503,6 +512,9 @@ impl Corpus {
         }
         if let Some((_, error)) = self.unreadable.get(id) {
             return Err(error.clone());
+        }
+        if persisted.is_none() && self.listed.contains_key(id) {
+            return Err(listed::not_read(id));
         }
         persisted
             .map(|entry| Source {
@@ -589,7 +601,12 @@ fn read_failure(file: &LogFile, options: &LoadOptions, error: Error) -> (Option<
 
 /// Checks a read log's header against where the file was found.
 fn check_location(file: &LogFile, log: SessionLog) -> Result<SessionLog, (Option<String>, Error)> {
-    let header = &log.header;
+    check_header_location(file, &log.header)?;
+    Ok(log)
+}
+
+/// Checks a header against where its file was found.
+fn check_header_location(file: &LogFile, header: &SessionHeader) -> Result<(), (Option<String>, Error)> {
     let mismatch = |why: String| {
         Err((
             Some(header.id.clone()),
@@ -625,13 +642,18 @@ fn check_location(file: &LogFile, log: SessionLog) -> Result<SessionLog, (Option
             }
         }
     }
-    Ok(log)
+    Ok(())
 }
 
 /// One id in two project directories of one persistence root is a layout error for both.
-fn reject_ids_repeated_in_one_root(read: &mut Vec<(LogFile, SessionLog)>, report: &mut LoadReport) {
-    let key = |file: &LogFile, log: &SessionLog| match &file.binding {
-        Binding::PersistenceRoot { root, .. } => Some((file.input_index, root.clone(), log.header.id.clone())),
+/// `read` holds logs or headers; `id_of` names the session of each.
+fn reject_ids_repeated_in_one_root<T>(
+    read: &mut Vec<(LogFile, T)>,
+    id_of: impl Fn(&T) -> &String,
+    failures: &mut Vec<LoadFailure>,
+) {
+    let key = |file: &LogFile, read: &T| match &file.binding {
+        Binding::PersistenceRoot { root, .. } => Some((file.input_index, root.clone(), id_of(read).clone())),
         _ => None,
     };
     let mut counts: BTreeMap<(usize, String, String), usize> = BTreeMap::new();
@@ -643,14 +665,14 @@ fn reject_ids_repeated_in_one_root(read: &mut Vec<(LogFile, SessionLog)>, report
     read.retain(|(file, log)| {
         let repeated = key(file, log).is_some_and(|k| counts[&k] > 1);
         if repeated {
-            report.failures.push(LoadFailure {
+            failures.push(LoadFailure {
                 input: file.input.clone(),
                 path: file.path.clone(),
-                session_id: Some(log.header.id.clone()),
+                session_id: Some(id_of(log).clone()),
                 code: ErrorCode::LoadLayout,
                 message: format!(
                     "session {:?} appears in more than one project directory of this root",
-                    log.header.id
+                    id_of(log)
                 ),
             });
         }

@@ -204,6 +204,7 @@ impl Corpus {
                 persisted: s.persisted,
             })
             .chain(self.unreadable_records())
+            .chain(self.listed_records())
             .collect();
         records.sort_by(|a, b| {
             b.header

@@ -93,6 +93,61 @@ impl WasmArchive {
         self.archive.abort_load();
     }
 
+    /// Starts listing a lazy source's logs by their headers, discarding a listing under way.
+    #[wasm_bindgen(js_name = listBegin)]
+    pub fn list_begin(&mut self) {
+        self.archive.begin_listing();
+    }
+
+    /// Takes the header of one log (path with `/` separators, bytes); the bytes are dropped.
+    /// With `whole` false the bytes are a prefix of the log: `false` back asks for all of it.
+    #[wasm_bindgen(js_name = listAdd)]
+    pub fn list_add(&mut self, path: &str, bytes: &Uint8Array, whole: bool) -> Result<bool, JsValue> {
+        Ok(self.archive.list_entry(path, bytes.to_vec(), whole)?)
+    }
+
+    /// Publishes the listing; returns `{sessions: [{sessionId, path, outcome}], failures}` as
+    /// JSON text.
+    #[wasm_bindgen(js_name = listCommit)]
+    pub fn list_commit(&mut self) -> Result<String, JsValue> {
+        let report = self.archive.commit_listing()?;
+        serde_json::to_string(&report).map_err(|e| Error::invalid_argument(e.to_string()).into())
+    }
+
+    /// For the ids in `ids_json` (a JSON array of strings, or `null` for every one) still
+    /// listed from their headers only: `[{sessionId, paths}]` as JSON text, the paths a load
+    /// of which brings each in.
+    #[wasm_bindgen(js_name = listedPaths)]
+    pub fn listed_paths(&self, ids_json: &str) -> Result<String, JsValue> {
+        // The ids arrive as JavaScript wrote them (lone surrogates too); the corpus keys them lossily.
+        let ids = match options_text(ids_json)? {
+            None => None,
+            Some(Json::Array(ids)) => Some(
+                ids.iter()
+                    .map(|id| id.as_js_string().map(|id| id.to_lossy().into_owned()))
+                    .collect::<Option<Vec<String>>>()
+                    .ok_or_else(|| Error::invalid_argument("listedPaths ids must be strings"))?,
+            ),
+            Some(_) => return Err(Error::invalid_argument("listedPaths ids must be an array or null").into()),
+        };
+        let listed: Vec<serde_json::Value> = self
+            .archive
+            .listed_paths(ids.as_deref())
+            .into_iter()
+            .map(|(id, paths)| serde_json::json!({ "sessionId": id, "paths": paths }))
+            .collect();
+        Ok(serde_json::Value::Array(listed).to_string())
+    }
+
+    /// Marks a listed session whose logs could not be read from the source (`SESSION_LOAD_IO`
+    /// with `message`): it stays listed and reads of it fail with
+    /// `SESSION_QUERY_PERSISTENCE_FAILED`.
+    #[wasm_bindgen(js_name = failListed)]
+    pub fn fail_listed(&mut self, id: &str, message: &str) {
+        let error = Error::new(crate::error::ErrorCode::LoadIo, message);
+        self.archive.fail_listed(id, &error);
+    }
+
     /// `prepare(agent, content, references, options?)` as JSON text. Returns `{result, spills}`:
     /// the prepare result and, for each truncated source, its complete snapshot for the
     /// caller's spill store (`{reference, sessionId, label, capturedThroughSeq, snapshot}`).

@@ -130,6 +130,130 @@ function normaliseInputs(inputs) {
   });
 }
 
+/** Reads of a lazy source kept in flight (a fetch-backed store answers in round trips). */
+const SOURCE_READS_IN_FLIGHT = 8;
+/** Logs of listed sessions loaded together: few loads, little held at once. */
+const BRING_IN_BATCH_BYTES = 1 << 20;
+const BRING_IN_BATCH_LOGS = 256;
+
+/**
+ * Runs `read(item)` over `items` with up to `width` reads in flight; yields `{item, value}` or
+ * `{item, error}` in the items' order (a read's failure is its item's, never a rejection).
+ */
+async function* readAhead(items, read, width) {
+  const pending = [];
+  let next = 0;
+  const start = (item) => Promise.resolve().then(() => read(item)).then((value) => ({ item, value }), (error) => ({ item, error }));
+  while (next < items.length && pending.length < width) pending.push(start(items[next++]));
+  while (pending.length > 0) {
+    const settled = await pending.shift();
+    if (next < items.length) pending.push(start(items[next++]));
+    yield settled;
+  }
+}
+
+/** A log's bytes for its header: its prefix when the source reads ranges and the log is not small. */
+async function readForListing(source, log) {
+  if (source.readPrefix !== undefined && !(log.size !== undefined && log.size <= SOURCE_PREFIX_BYTES)) {
+    const prefix = await source.readPrefix(log.path, SOURCE_PREFIX_BYTES);
+    return { bytes: await sourceBytes(prefix, `source.readPrefix(${JSON.stringify(log.path)})`), whole: false };
+  }
+  return { bytes: await sourceBytes(await source.read(log.path), `source.read(${JSON.stringify(log.path)})`), whole: true };
+}
+
+/** Bytes of a log's start that `source.readPrefix` is asked for: enough for any usual header. */
+const SOURCE_PREFIX_BYTES = 64 * 1024;
+
+/** Checks a lazy source's shape: `list()` and `read(path)`, optionally `readPrefix(path, n)`. */
+function checkSource(source) {
+  if (source === null || typeof source !== 'object') {
+    throw argumentError('SessionArchive.create options.source must be an object with list() and read(path)');
+  }
+  for (const name of ['list', 'read']) {
+    if (typeof source[name] !== 'function') throw argumentError(`SessionArchive.create options.source.${name} must be a function`);
+  }
+  if (source.readPrefix !== undefined && typeof source.readPrefix !== 'function') {
+    throw argumentError('SessionArchive.create options.source.readPrefix must be a function when given');
+  }
+  return source;
+}
+
+/** What `source.list()` gave, checked: `[{path, size?}]`, paths unique. */
+function checkListing(listing) {
+  if (!Array.isArray(listing)) throw argumentError('source.list() must give an array of {path, size?}');
+  const seen = new Set();
+  return listing.map((entry, i) => {
+    const where = `source.list()[${i}]`;
+    if (entry === null || typeof entry !== 'object') throw argumentError(`${where} must be {path, size?}`);
+    if (typeof entry.path !== 'string' || entry.path === '') throw argumentError(`${where}.path must be a non-empty string`);
+    if (entry.size !== undefined && !(Number.isSafeInteger(entry.size) && entry.size >= 0)) {
+      throw argumentError(`${where}.size must be a non-negative integer when given`);
+    }
+    const key = sourceKey(entry.path);
+    if (seen.has(key)) throw argumentError(`${where}.path ${JSON.stringify(entry.path)} is listed twice`);
+    seen.add(key);
+    return { path: entry.path, key, size: entry.size };
+  });
+}
+
+/** A source path as the wasm side names it: `/` separators, no leading `/`. */
+function sourceKey(path) {
+  return path.replace(/\\/g, '/').replace(/^\/+/, '');
+}
+
+/** Bytes a source gave: a Uint8Array, ArrayBuffer, Blob, or anything with `arrayBuffer()` (a
+ * Response, an R2 object body). Anything else is that log's read failure. */
+async function sourceBytes(value, what) {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (value !== null && typeof value === 'object' && typeof value.arrayBuffer === 'function') {
+    return new Uint8Array(await value.arrayBuffer());
+  }
+  throw new Error(`${what} gave ${value === null ? 'null' : typeof value}, not bytes`);
+}
+
+function messageOf(error) {
+  return error && typeof error.message === 'string' ? error.message : String(error);
+}
+
+/** A log the source could not give, as a load reports a failed file. */
+function sourceFailure(key, message, sessionId) {
+  const slash = key.indexOf('/');
+  const failure = slash < 0 ? { input: key, path: '' } : { input: key.slice(0, slash), path: key };
+  if (sessionId !== undefined) failure.sessionId = sessionId;
+  return { ...failure, code: 'SESSION_LOAD_IO', message };
+}
+
+/** The session ids a call's arguments name, for the methods that read named sessions. */
+const NAMED_SESSIONS = {
+  readSession: (args) => [args[0]],
+  listEvents: (args) => [args[0]],
+  readSurface: (args) => [args[0]],
+  readEvent: (args) => [args[0] !== null && typeof args[0] === 'object' ? args[0].sessionId : undefined],
+  traceEvent: (args) => [args[0] !== null && typeof args[0] === 'object' ? args[0].sessionId : undefined],
+  // Lineage comes from the listing's headers alone.
+  traceSession: () => [],
+  readTitle: (args) => [args[0]],
+  readTitleSnapshots: (args) => (Array.isArray(args[0]) ? args[0] : []),
+  filterEvents: (args) => [args[0]],
+  listDocuments: (args) => [args[0]],
+  addLive: (args) => [args[0] !== null && typeof args[0] === 'object' ? args[0].id : undefined],
+  appendLive: (args) => [args[0]],
+};
+
+/** `prepare` reads at most this many distinct sources (`maxReferences` is 1 to 3). */
+const MAX_PREPARE_SOURCES = 3;
+
+/** The distinct session ids a prepare's references cite. */
+function citedSessions(references) {
+  if (!Array.isArray(references)) return [];
+  const ids = references.map((r) => (r !== null && typeof r === 'object' ? r.sessionId : undefined));
+  return [...new Set(ids.filter((id) => typeof id === 'string'))];
+}
+
+/** Methods that look at every session (titles, the index): a lazy source is read whole first. */
+const EVERY_SESSION = new Set(['searchSessions', 'searchEvents', 'listCandidates']);
+
 const LOAD_OPTION_KEYS = new Set(['strict', 'signal', 'onProgress']);
 const BUILD_OPTION_KEYS = new Set(['signal', 'onProgress', 'stepBytes']);
 /** Document text one index step reads: tens of milliseconds of wasm work between reports. */
@@ -187,6 +311,8 @@ export function createApi(loadRaw) {
   class SessionArchive {
     #handle;
     #loading = Promise.resolve();
+    /** A lazy source: `{source, originals: Map(key → the source's path), report}`; else null. */
+    #lazy = null;
 
     /** Use `SessionArchive.create(options)`. */
     constructor(handle) {
@@ -197,14 +323,137 @@ export function createApi(loadRaw) {
     }
 
     static async create(options) {
-      const settings = options === undefined ? {} : options;
+      let settings = options === undefined ? {} : options;
       if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) {
         throw argumentError('SessionArchive.create options must be an object');
+      }
+      let source;
+      if (settings.source !== undefined) {
+        ({ source, ...settings } = settings);
+        checkSource(source);
       }
       checkJsonValue(settings, 'SessionArchive.create options');
       const json = JSON.stringify(settings);
       const module = await raw();
-      return new SessionArchive(guard(() => new module.WasmArchive(json)));
+      const archive = new SessionArchive(guard(() => new module.WasmArchive(json)));
+      if (source === undefined) return archive;
+      try {
+        await archive.#list(source);
+      } catch (error) {
+        archive.free();
+        throw error;
+      }
+      return archive;
+    }
+
+    /** Lists a lazy source by its logs' headers: each log read (or its prefix), its header taken, its bytes dropped. */
+    async #list(source) {
+      let listing;
+      try {
+        listing = await source.list();
+      } catch (error) {
+        throw new SessionLoadError('SESSION_LOAD_IO', `source.list() failed: ${messageOf(error)}`, { cause: error });
+      }
+      const logs = checkListing(listing);
+      const lazy = { source, originals: new Map(logs.map((l) => [l.key, l.path])), report: { sessions: [], failures: [] } };
+      const failed = (log, error) => lazy.report.failures.push(sourceFailure(log.key, `${log.path}: the source's read failed: ${messageOf(error)}`));
+      const handle = this.#open();
+      guard(() => handle.listBegin());
+      for await (const { item: log, value, error } of readAhead(logs, (log) => readForListing(source, log), SOURCE_READS_IN_FLIGHT)) {
+        if (error !== undefined) {
+          failed(log, error);
+        } else if (!guard(() => handle.listAdd(log.key, value.bytes, value.whole))) {
+          // The prefix lacked the header line: the whole log, then.
+          try {
+            const bytes = await sourceBytes(await source.read(log.path), `source.read(${JSON.stringify(log.path)})`);
+            guard(() => handle.listAdd(log.key, bytes, true));
+          } catch (error) {
+            if (error instanceof SessionInternalError) throw error;
+            failed(log, error);
+          }
+        }
+      }
+      const report = JSON.parse(guard(() => handle.listCommit()));
+      lazy.report.sessions = report.sessions;
+      lazy.report.failures.push(...report.failures);
+      this.#lazy = lazy;
+    }
+
+    /** What a lazy source's listing and reads reported: `{sessions, failures}`; null without a source. */
+    sourceReport() {
+      if (this.#lazy === null) return null;
+      const { sessions, failures } = this.#lazy.report;
+      return { sessions: sessions.map((s) => ({ ...s })), failures: failures.map((f) => ({ ...f })) };
+    }
+
+    /** Before a call: brings in the listed sessions it reads (`null`: every one), queued behind loads. */
+    #need(ids) {
+      if (this.#lazy === null) return undefined;
+      const run = this.#loading.then(() => this.#bringIn(ids));
+      this.#loading = run.catch(() => {});
+      return run;
+    }
+
+    async #bringIn(ids) {
+      if (this.#lazy === null) return;
+      const { source, originals, report } = this.#lazy;
+      const handle = this.#open();
+      // A number stands for its string, as DSH looks up `String(value)`.
+      const wanted = ids === null ? null : ids.filter((id) => typeof id === 'string' || Number.isFinite(id)).map(String);
+      const listed = JSON.parse(guard(() => handle.listedPaths(JSON.stringify(wanted))));
+      const reads = listed.flatMap(({ sessionId, paths }) => paths.map((key, i) => ({ sessionId, key, last: i === paths.length - 1 })));
+      const read = async ({ key }) => {
+        const path = originals.get(key) ?? key;
+        return sourceBytes(await source.read(path), `source.read(${JSON.stringify(path)})`);
+      };
+      // Sessions whose logs are all read wait in a batch of at most BRING_IN_BATCH_BYTES,
+      // loaded together; a session whose read fails stays listed, its reads coded.
+      let batch = [];
+      let batchBytes = 0;
+      let session = [];
+      let sessionFailed = false;
+      for await (const { item, value, error } of readAhead(reads, read, SOURCE_READS_IN_FLIGHT)) {
+        this.#open();
+        if (error !== undefined && !sessionFailed) {
+          sessionFailed = true;
+          const message = `${originals.get(item.key) ?? item.key}: the source's read failed: ${messageOf(error)}`;
+          report.failures.push(sourceFailure(item.key, message, item.sessionId));
+          guard(() => handle.failListed(item.sessionId, message));
+        } else if (error === undefined) {
+          session.push({ sessionId: item.sessionId, key: item.key, bytes: value });
+        }
+        if (!item.last) continue;
+        if (!sessionFailed) {
+          batch.push(...session);
+          batchBytes += session.reduce((n, e) => n + e.bytes.length, 0);
+        }
+        session = [];
+        sessionFailed = false;
+        if (batchBytes >= BRING_IN_BATCH_BYTES || batch.length >= BRING_IN_BATCH_LOGS) {
+          this.#loadListed(handle, batch);
+          batch = [];
+          batchBytes = 0;
+        }
+      }
+      if (batch.length > 0) this.#loadListed(handle, batch);
+    }
+
+    /** Loads read logs of listed sessions (all of each one's); one that does not come in stays listed, its reads coded. */
+    #loadListed(handle, entries) {
+      guard(() => handle.loadBegin('{}'));
+      let loaded;
+      try {
+        for (const entry of entries) guard(() => handle.loadAdd(entry.key, entry.bytes));
+        loaded = JSON.parse(guard(() => handle.loadCommit()));
+      } catch (error) {
+        if (this.#handle === handle && !broken) guard(() => handle.loadAbort());
+        throw error;
+      }
+      this.#lazy.report.failures.push(...loaded.failures);
+      const ids = [...new Set(entries.map((e) => e.sessionId))];
+      for (const { sessionId } of JSON.parse(guard(() => handle.listedPaths(JSON.stringify(ids))))) {
+        guard(() => handle.failListed(sessionId, `session ${JSON.stringify(sessionId)}: its logs did not load`));
+      }
     }
 
     #open() {
@@ -212,6 +461,12 @@ export function createApi(loadRaw) {
         throw new SessionArgumentError('SESSION_ARCHIVE_CLOSED', 'this SessionArchive was freed');
       }
       return this.#handle;
+    }
+
+    #needFor(method, args) {
+      if (this.#lazy === null) return undefined;
+      if (EVERY_SESSION.has(method)) return this.#need(null);
+      return this.#need(NAMED_SESSIONS[method](args));
     }
 
     #call(method, args) {
@@ -286,50 +541,62 @@ export function createApi(loadRaw) {
     }
 
     async readSession(...args) {
+      await this.#needFor('readSession', args);
       return this.#call('readSession', args);
     }
 
     async listEvents(...args) {
+      await this.#needFor('listEvents', args);
       return this.#call('listEvents', args);
     }
 
     async readSurface(...args) {
+      await this.#needFor('readSurface', args);
       return this.#call('readSurface', args);
     }
 
     async readEvent(...args) {
+      await this.#needFor('readEvent', args);
       return this.#call('readEvent', args);
     }
 
     async traceSession(...args) {
+      await this.#needFor('traceSession', args);
       return this.#call('traceSession', args);
     }
 
     async traceEvent(...args) {
+      await this.#needFor('traceEvent', args);
       return this.#call('traceEvent', args);
     }
 
     async readTitle(...args) {
+      await this.#needFor('readTitle', args);
       return this.#call('readTitle', args);
     }
 
     async readTitleSnapshots(...args) {
+      await this.#needFor('readTitleSnapshots', args);
       return this.#call('readTitleSnapshots', args);
     }
 
     async filterEvents(...args) {
+      await this.#needFor('filterEvents', args);
       return this.#call('filterEvents', args);
     }
 
     async listDocuments(...args) {
+      await this.#needFor('listDocuments', args);
       return this.#call('listDocuments', args);
     }
 
     async addLive(...args) {
+      await this.#needFor('addLive', args);
       return this.#call('addLive', args);
     }
 
     async appendLive(...args) {
+      await this.#needFor('appendLive', args);
       return this.#call('appendLive', args);
     }
 
@@ -350,10 +617,12 @@ export function createApi(loadRaw) {
     }
 
     async searchSessions(request, options) {
+      await this.#needFor('searchSessions', []);
       return this.#search('searchSessions', request, options);
     }
 
     async searchEvents(request, options) {
+      await this.#needFor('searchEvents', []);
       return this.#search('searchEvents', request, options);
     }
 
@@ -380,6 +649,7 @@ export function createApi(loadRaw) {
       const settings = { ...checkOptionsObject(options, 'listCandidates options') };
       const signal = checkSignal(settings.signal, 'listCandidates options');
       delete settings.signal;
+      await this.#needFor('listCandidates', []);
       if (signal !== undefined && signal.aborted) settings.cancelled = true;
       // With options after them, omitted query and limit take DSH's defaults ('' and 50), as
       // JavaScript default parameters would.
@@ -395,6 +665,10 @@ export function createApi(loadRaw) {
       const spill = checkFunction(settings.spill, 'prepare options.spill');
       delete settings.signal;
       delete settings.spill;
+      // Only the cited sessions are read (the agent's cwd comes from its header). More than
+      // prepare's most distinct sources fails before any is read, so none is read for it.
+      const cited = citedSessions(references);
+      if (cited.length <= MAX_PREPARE_SOURCES) await this.#need(cited);
       if (signal !== undefined && signal.aborted) settings.cancelled = true;
       const args = [agent, content, references];
       if (options !== undefined || Object.keys(settings).length > 0) args.push(settings);
@@ -428,6 +702,7 @@ export function createApi(loadRaw) {
       if (!Number.isSafeInteger(stepBytes) || stepBytes < 1) {
         throw argumentError('buildIndex options.stepBytes must be a positive integer');
       }
+      await this.#bringIn(null);
       for (;;) {
         if (signal !== undefined && signal.aborted) throw searchAborted();
         const handle = this.#open();
@@ -442,6 +717,7 @@ export function createApi(loadRaw) {
     }
 
     async exportIndex() {
+      await this.#need(null);
       const handle = this.#open();
       const bytes = guard(() => handle.exportIndex());
       return bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
@@ -449,6 +725,7 @@ export function createApi(loadRaw) {
 
     async importIndex(bytes) {
       const data = await bytesOf(bytes, 'importIndex bytes');
+      await this.#need(null);
       const handle = this.#open();
       guard(() => handle.importIndex(data));
     }

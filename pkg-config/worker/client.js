@@ -146,6 +146,9 @@ export class SessionArchive {
 
   /** A new archive in its own worker (or in `worker`, e.g. one your bundler built). */
   static async create(options, { worker } = {}) {
+    if (options !== null && typeof options === 'object' && options.source !== undefined) {
+      throw argumentError('a lazy source cannot be posted to a worker: create the archive with the main entry inside a worker of your own');
+    }
     const channel = new Channel(worker ?? defaultWorker());
     try {
       await channel.request({ op: 'create', options });

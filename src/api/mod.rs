@@ -15,6 +15,8 @@
 //! ```
 
 pub mod coerce;
+#[cfg(not(target_arch = "wasm32"))]
+mod directory;
 pub mod methods;
 pub mod options;
 
@@ -23,7 +25,7 @@ pub use methods::{AgentArg, Method, ParseContext, Request, call_static};
 pub use options::{ArchiveOptions, LoadCallOptions, PrepareSettings};
 
 use crate::archive::{Input, LoadOptions};
-use crate::corpus::{Corpus, LoadJob, LoadProgress, LoadReport, SessionRecord};
+use crate::corpus::{Corpus, ListingJob, ListingReport, LoadJob, LoadProgress, LoadReport, SessionRecord};
 use crate::error::{Error, ErrorCode};
 use crate::json::{JsString, Json};
 use crate::reference::{self, CancellationToken, PreparedReferences, SpillStore};
@@ -40,6 +42,10 @@ pub struct Archive {
     search: Option<SearchEngine<AnyProvider>>,
     /// A load under way (the staged, step-by-step load of the WebAssembly face).
     staged: Option<StagedLoad>,
+    listing: Option<ListingJob>,
+    /// The directory [`Archive::list_directory`] listed, which `load_listed` reads from.
+    #[cfg(not(target_arch = "wasm32"))]
+    listed_root: Option<std::path::PathBuf>,
 }
 
 /// `appendLive`'s answer: `{sessionId, eventCount}`.
@@ -73,6 +79,9 @@ impl Archive {
             options,
             search: None,
             staged: None,
+            listing: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            listed_root: None,
         }
     }
 
@@ -245,7 +254,63 @@ impl Archive {
     }
 
     /// The search engine (built on first use) and the corpus it answers over.
+    /// Starts listing a lazy source (discarding a listing under way): each log added with
+    /// [`Archive::list_entry`] gives its header only; [`Archive::commit_listing`] publishes.
+    pub fn begin_listing(&mut self) {
+        self.listing = Some(ListingJob::new(&self.options.load));
+    }
+
+    /// Takes the header of one log of the listing under way (path as for
+    /// [`Archive::add_entry`]); its bytes are dropped before this returns. With `whole` false
+    /// `bytes` is a prefix of the log; `false` back means it did not hold the header (add the
+    /// whole log then).
+    pub fn list_entry(&mut self, path: &str, bytes: Vec<u8>, whole: bool) -> Result<bool, Error> {
+        let listing = self
+            .listing
+            .as_mut()
+            .ok_or_else(|| Error::invalid_argument("no listing is under way: begin one first"))?;
+        Ok(listing.add(path.to_owned(), bytes, whole))
+    }
+
+    /// Publishes the listing under way: its sessions list, and reads of them wait for a load of
+    /// their paths ([`Archive::listed_paths`]).
+    pub fn commit_listing(&mut self) -> Result<ListingReport, Error> {
+        let listing = self
+            .listing
+            .take()
+            .ok_or_else(|| Error::invalid_argument("no listing is under way"))?;
+        Ok(self.corpus.commit_listing(listing))
+    }
+
+    /// For each of `ids` (every listed id when `None`) still listed from its header only, the
+    /// source paths a load of which brings it in.
+    pub fn listed_paths(&self, ids: Option<&[String]>) -> Vec<(String, Vec<String>)> {
+        let listed = |id: &String| self.corpus.listed_paths(id).map(|paths| (id.clone(), paths.to_vec()));
+        match ids {
+            Some(ids) => ids.iter().filter_map(listed).collect(),
+            None => self.corpus.listed_ids().filter_map(listed).collect(),
+        }
+    }
+
+    /// Marks a listed session whose logs could not be read (`error`, e.g. the source's read
+    /// failed, or a load of its paths did not bring it in): it stays listed, reads of it fail.
+    pub fn fail_listed(&mut self, id: &str, error: &Error) {
+        self.corpus.fail_listed(id, error);
+    }
+
+    /// Search and candidates look at every session: none may be listed from its header only.
+    fn require_all_read(&self) -> Result<(), Error> {
+        match self.corpus.listed_len() {
+            0 => Ok(()),
+            n => Err(Error::new(
+                ErrorCode::QueryPersistenceFailed,
+                format!("{n} sessions are listed from their headers only: load their logs first"),
+            )),
+        }
+    }
+
     fn searcher(&mut self) -> Result<(&mut SearchEngine<AnyProvider>, &Corpus), Error> {
+        self.require_all_read()?;
         if self.search.as_ref().is_some_and(|engine| self.ids_short(engine)) {
             // Ids are never reused or wrapped: a fresh engine renumbers from 0, a cost spread
             // over the billions of documents indexed before it.
@@ -298,6 +363,7 @@ impl Archive {
     /// Reopens an exported index; refused (and nothing changes) unless it was built by this
     /// version, with this archive's tokenizer, over exactly the loaded corpus.
     pub fn import_index(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.require_all_read()?;
         let search = &self.options.search;
         let engine = SearchEngine::<AnyProvider>::import_snapshot(bytes, &self.corpus, search.config)?;
         if engine.tokenizer() != search.tokenizer {
@@ -319,6 +385,7 @@ impl Archive {
         limit: Option<u64>,
         cancelled: bool,
     ) -> Result<Vec<reference::Candidate>, Error> {
+        self.require_all_read()?;
         let token = cancelled_token(cancelled);
         let agent = agent.resolve(&self.corpus);
         reference::list_candidates_cancellable(&self.corpus, &agent, query, limit, token.as_ref())

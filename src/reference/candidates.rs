@@ -31,13 +31,15 @@ impl ReferenceAgent {
         ReferenceAgent { id: id.into(), cwd }
     }
 
-    /// The agent of session `id`, with the header cwd the corpus has for it (none when the
-    /// corpus does not have the session).
+    /// The agent of session `id`, with the header cwd the corpus has for it, loaded or listed
+    /// from its header (none when the corpus does not have the session).
     pub fn of_session(corpus: &Corpus, id: &JsString) -> Self {
         let cwd = corpus
             .source(&id.to_lossy())
             .ok()
-            .and_then(|source| source.log.header.cwd.clone());
+            .map(|source| &source.log.header)
+            .or_else(|| corpus.listed_header(&id.to_lossy()))
+            .and_then(|header| header.cwd.clone());
         ReferenceAgent { id: id.clone(), cwd }
     }
 }

@@ -103,6 +103,11 @@ for (const [name, cmd, argv] of runtimes) {
 
 await step('node 20 API and error tests', () => run('node', ['--test', 'api.test.mjs'], { env: { ...process.env, PKG_SAMPLE_ZIP: inputs.zip, PKG_ROOT: inputs.root ?? '' } }).trim().split('\n').filter((l) => /^# (pass|fail)/.test(l)).join(', '));
 
+await step('node 20 lazy source: answers equal a full load, reads counted', () => {
+  if (!inputs.root) throw new Error('the lazy source needs the oracle root (--oracle)');
+  return run('node', ['--test', 'lazy.test.mjs'], { env: { ...process.env, PKG_ROOT: inputs.root } }).trim().split('\n').filter((l) => /^# (pass|fail|lazy)/.test(l)).join(', ');
+});
+
 await step('node 20 under load: concurrent tasks, 100 load/free cycles', () => run('node', ['--test', 'soak.test.mjs'], { env: { ...process.env, PKG_SAMPLE_ZIP: inputs.zip } }).trim().split('\n').filter((l) => /^# (pass|fail|wasm memory)/.test(l)).join(', '));
 
 const { runBrowser } = await import('./browser.mjs');
@@ -112,8 +117,9 @@ await step('vite build, served and run in chromium', () => {
   return runBrowser({ app, tools, inputs, expected, mode: 'vite' });
 });
 
-const { runWorkerd } = await import('./workerd.mjs');
+const { runWorkerd, runWorkerdLazy } = await import('./workerd.mjs');
 await step('workerd', () => runWorkerd({ app, tools, inputs, expected }));
+if (inputs.root) await step('workerd lazy source: answers equal a full load, reads counted', () => runWorkerdLazy({ app, tools, root: inputs.root }));
 
 if (oracleDir) {
   await step('oracle: recorded DSH calls through the installed package', () => run('node', ['oracle-replay.mjs', oracleDir]).trim().split('\n').pop());

@@ -63,20 +63,29 @@ function freePort() {
   });
 }
 
-export async function runWorkerd({ app, tools, inputs, expected }) {
+/**
+ * Serves `worker` (module text, as worker.js) with the package and `modules` ({name: text}) in
+ * workerd; `use(post, log)` talks to it (`post(body, path?)`). `externals` ({NAME: port})
+ * become service bindings `env.NAME` to HTTP servers on 127.0.0.1. The process is killed when
+ * `use` settles.
+ */
+export async function withWorkerd({ app, tools, worker, modules = {}, externals = {} }, use) {
   const port = await freePort();
-  writeFileSync(join(app, 'worker.js'), WORKER);
+  writeFileSync(join(app, 'worker.js'), worker);
+  for (const [name, text] of Object.entries(modules)) writeFileSync(join(app, name), text);
+  const embedded = ['worker.js', ...Object.keys(modules)].map((name) => `(name = "${name}", esModule = embed "${name}")`);
   const config = `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
-  services = [(name = "main", worker = .consumer)],
+  services = [
+    ${['(name = "main", worker = .consumer)', ...Object.entries(externals).map(([name, at]) => `(name = "ext-${name}", external = (address = "127.0.0.1:${at}", http = ()))`)].join(',\n    ')}
+  ],
   sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
 );
 const consumer :Workerd.Worker = (
   modules = [
-    (name = "worker.js", esModule = embed "worker.js"),
-    (name = "scenario.mjs", esModule = embed "scenario.mjs"),
-    ${packageModules(app).join(',\n    ')}
+    ${[...embedded, ...packageModules(app)].join(',\n    ')}
   ],
+  bindings = [${Object.keys(externals).map((name) => `(name = "${name}", service = "ext-${name}")`).join(', ')}],
   compatibilityDate = "2026-11-01",
 );
 `;
@@ -87,22 +96,32 @@ const consumer :Workerd.Worker = (
   let log = '';
   child.stdout.on('data', (d) => (log += d));
   child.stderr.on('data', (d) => (log += d));
+  const url = `http://127.0.0.1:${port}/`;
+  const post = async (body, path = '') => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fetch(url + path, { method: 'POST', body });
+      } catch (error) {
+        if (attempt > 100 || child.exitCode !== null) throw new Error(`workerd did not answer: ${error.message}\n${log}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  };
   try {
-    const url = `http://127.0.0.1:${port}/`;
+    return await use(post, () => log);
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+export async function runWorkerd({ app, tools, inputs, expected }) {
+  const scenario = readFileSync(join(app, 'scenario.mjs'), 'utf8');
+  return withWorkerd({ app, tools, worker: WORKER, modules: { 'scenario.mjs': scenario } }, async (post, log) => {
     for (const [kind, calls] of Object.entries(expected)) {
       const entries = readInputs(inputs[kind]).map((e) => ({ path: e.path, bytes: Buffer.from(e.bytes).toString('base64') }));
-      let response;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          response = await fetch(url, { method: 'POST', body: JSON.stringify({ entries }) });
-          break;
-        } catch (error) {
-          if (attempt > 100 || child.exitCode !== null) throw new Error(`workerd did not answer: ${error.message}\n${log}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
+      const response = await post(JSON.stringify({ entries }));
       const text = await response.text();
-      if (!response.ok) throw new Error(`workerd ${response.status}: ${text}\n${log}`);
+      if (!response.ok) throw new Error(`workerd ${response.status}: ${text}\n${log()}`);
       const got = JSON.parse(text);
       if (!isDeepStrictEqual(got, calls)) {
         const i = got.findIndex((c, n) => !isDeepStrictEqual(c, calls[n]));
@@ -110,7 +129,41 @@ const consumer :Workerd.Worker = (
       }
     }
     return `equal Node for ${Object.keys(expected).join(', ')}`;
-  } finally {
-    child.kill('SIGKILL');
-  }
+  });
+}
+
+const LAZY_WORKER = `
+import * as api from 'dsh-session-search';
+import { runLazy } from './lazy.mjs';
+
+function decode(b64) {
+  const text = atob(b64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
+export default {
+  async fetch(request) {
+    const { entries } = await request.json();
+    try {
+      return Response.json(await runLazy(api, entries.map((e) => ({ path: e.path, bytes: decode(e.bytes) }))));
+    } catch (error) {
+      return new Response(String(error.stack || error), { status: 500 });
+    }
+  },
+};
+`;
+
+/** lazy.mjs's comparisons of a lazy source with a full load, inside a Worker. */
+export async function runWorkerdLazy({ app, tools, root }) {
+  const lazy = readFileSync(join(app, 'lazy.mjs'), 'utf8');
+  return withWorkerd({ app, tools, worker: LAZY_WORKER, modules: { 'lazy.mjs': lazy } }, async (post, log) => {
+    const entries = readInputs(root).map((e) => ({ path: e.path, bytes: Buffer.from(e.bytes).toString('base64') }));
+    const response = await post(JSON.stringify({ entries }));
+    const text = await response.text();
+    if (!response.ok) throw new Error(`workerd ${response.status}: ${text}\n${log()}`);
+    const summary = JSON.parse(text);
+    return `${summary.checked} checks over ${summary.logs} logs; prepare of three sources read ${summary.prepareReads} logs`;
+  });
 }

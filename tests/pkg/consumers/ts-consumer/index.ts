@@ -22,6 +22,8 @@ import {
   type SessionSearchCursor,
   type SessionSearchPage,
   type SessionSearchSessionHit,
+  type SessionSource,
+  type SourceReport,
   type SessionSurfaceSnapshot,
   type SpillRequest,
 } from 'dsh-session-search';
@@ -123,4 +125,25 @@ export const notACursor: SessionSearchCursor = 'abc';
 export async function typo(archive: SessionArchive): Promise<void> {
   // @ts-expect-error unknown request keys are type errors, as they are runtime errors.
   await archive.searchSessions({ query: 'x', limt: 5 });
+}
+
+/** A lazy source over an R2-like bucket, typed as a Worker writes it. */
+interface Bucket {
+  list(): Promise<{ objects: { key: string; size: number }[] }>;
+  get(key: string, options?: { range?: { offset: number; length: number } }): Promise<{ arrayBuffer(): Promise<ArrayBuffer> } | null>;
+}
+
+export async function lazy(bucket: Bucket): Promise<void> {
+  const source: SessionSource = {
+    list: async () => (await bucket.list()).objects.map((o) => ({ path: o.key, size: o.size })),
+    read: async (path) => (await bucket.get(path)) ?? new Uint8Array(0),
+    readPrefix: async (path, length) => (await bucket.get(path, { range: { offset: 0, length } })) ?? new Uint8Array(0),
+  };
+  const archive = await SessionArchive.create({ source, tokenizer: 'unicode61' });
+  const report: SourceReport | null = archive.sourceReport();
+  for (const log of report?.sessions ?? []) console.log(log.sessionId, log.path, log.outcome);
+  for (const failure of report?.failures ?? []) console.log(failure.code, failure.message);
+  const prepared: PrepareResult = await archive.prepare({ id: 'agent' }, 'see', [{ sessionId: 'a' }, { sessionId: 'b' }]);
+  console.log(prepared.references.length);
+  archive.free();
 }
