@@ -1,0 +1,52 @@
+//! Loads a generated bench corpus and builds its search index, timing the two apart, for
+//! profiling ingest under `perf` or `callgrind` (the full benchmark is `examples/bench.rs`).
+//!
+//! `cargo run --release --example profile_index -- CORPUS_DIR [BACKEND]` with `BACKEND`
+//! `tantivy` (default) or `sqlite` (in memory). Under callgrind, collect only the build with
+//! `--collect-atstart=no --toggle-collect='*build_index*'` (or `*load_root*` for the load).
+
+use dsh_session_search::api::{Archive, Dialect};
+use dsh_session_search::json::{Json, ParseLimits};
+use std::time::Instant;
+
+fn fail(message: String) -> ! {
+    eprintln!("profile_index: {message}");
+    std::process::exit(2)
+}
+
+#[inline(never)]
+fn load_root(archive: &mut Archive, root: &str, backend: &str) {
+    let params = format!("[[{}], {{\"backend\": \"{backend}\"}}]", Json::str(root));
+    let params = Json::parse(&params, ParseLimits::default()).unwrap_or_else(|e| fail(e.to_string()));
+    archive
+        .call_json("load", params.as_array().unwrap_or_default(), Dialect::Dsh)
+        .unwrap_or_else(|e| fail(format!("load: {}", e.message)));
+}
+
+#[inline(never)]
+fn build_index(archive: &mut Archive) {
+    let progress = archive
+        .index_step(u64::MAX)
+        .unwrap_or_else(|e| fail(format!("index: {}", e.message)));
+    assert!(progress.done, "an unbounded step finishes the build");
+    eprintln!("{} events in {} sessions", progress.events_done, progress.sessions_done);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [corpus, rest @ ..] = args.as_slice() else {
+        fail("usage: profile_index CORPUS_DIR [BACKEND]".to_owned())
+    };
+    let backend = rest.first().map_or("tantivy", String::as_str);
+    let mut archive = Archive::default();
+    let start = Instant::now();
+    load_root(&mut archive, &format!("{corpus}/root"), backend);
+    let loaded = start.elapsed();
+    build_index(&mut archive);
+    let indexed = start.elapsed() - loaded;
+    eprintln!(
+        "load {:.0} ms, index {:.0} ms",
+        loaded.as_secs_f64() * 1e3,
+        indexed.as_secs_f64() * 1e3
+    );
+}
