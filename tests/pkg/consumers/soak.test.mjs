@@ -66,3 +66,41 @@ test('100 load / search / free cycles keep the wasm memory at its size', async (
   assert.ok(grown <= 4 << 20, `wasm memory grew by ${grown} bytes over 100 cycles (from ${baseline})`);
   console.log(`wasm memory ${baseline} bytes before and after 100 cycles (grew ${grown})`);
 });
+
+/** A small persisted log: a header and a few user messages. */
+function smallLog(n) {
+  const id = `small-${String(n).padStart(5, '0')}`;
+  const createdAt = 1_700_000_000_000 + n * 60_000;
+  const lines = [JSON.stringify({ type: 'session', version: 0, id, createdAt, cwd: '/home/dev/app', delegationDepth: 0 })];
+  for (let seq = 0; seq < 8; seq += 1) {
+    const text = `Session ${n} step ${seq}: module ${(n * 31 + seq) % 997} failed on line ${seq * 7}.`;
+    lines.push(JSON.stringify({
+      type: 'user/message', seq, time: createdAt + seq + 1, surfaceOp: 'append',
+      data: { id: `m${seq}`, role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } },
+    }));
+  }
+  return { path: `root/--home-dev-app--/${id}/session.jsonl`, bytes: new TextEncoder().encode(`${lines.join('\n')}\n`) };
+}
+
+test('a load of thousands of small logs grows the wasm memory in few large steps', async () => {
+  // Grown by what each allocation lacked, memory grew one 64 KiB page at a time (629 times
+  // here) and such a load took quadratic time; by an eighth at a time it grows a few dozen
+  // times at most.
+  const memory = await wasmMemory();
+  const archive = await SessionArchive.create();
+  const logs = Array.from({ length: 4000 }, (_, n) => smallLog(n));
+  const sizes = [memory.buffer.byteLength];
+  const seen = () => {
+    const size = memory.buffer.byteLength;
+    if (size !== sizes.at(-1)) sizes.push(size);
+  };
+  const report = await archive.load(logs, { onProgress: seen });
+  seen();
+  assert.equal(report.sessions.length, 4000);
+  assert.equal((await archive.listSessions()).length, 4000);
+  const grownBy = sizes.at(-1) - sizes[0];
+  assert.ok(grownBy > 4 << 20, `the load needs memory: grew by ${grownBy} bytes`);
+  assert.ok(sizes.length - 1 <= 40, `memory grew ${sizes.length - 1} times over 4000 load steps (${sizes[0]} → ${sizes.at(-1)} bytes; first steps: ${sizes.slice(1, 6).join(', ')})`);
+  console.log(`wasm memory grew ${sizes.length - 1} times over a load of 4000 logs (${sizes[0]} → ${sizes.at(-1)} bytes)`);
+  archive.free();
+});
