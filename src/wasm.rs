@@ -45,7 +45,10 @@ thread_local! {
 fn keep_headroom() {
     let pages = core::arch::wasm32::memory_size(0);
     if pages > PAGES_SEEN.get() {
-        drop(Vec::<u8>::with_capacity(pages * PAGE_BYTES / 8));
+        // Near the 4 GiB wall the block may not fit: then memory just grows as it did.
+        let mut block = Vec::<u8>::new();
+        let _ = block.try_reserve_exact(pages * PAGE_BYTES / 8);
+        drop(block);
         PAGES_SEEN.set(core::arch::wasm32::memory_size(0));
     }
 }
