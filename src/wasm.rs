@@ -47,7 +47,7 @@ fn keep_headroom() {
     if pages > PAGES_SEEN.get() {
         // Near the 4 GiB wall the block may not fit: then memory just grows as it did.
         let mut block = Vec::<u8>::new();
-        let _ = block.try_reserve_exact(pages * PAGE_BYTES / 8);
+        let _ = block.try_reserve_exact(pages / 8 * PAGE_BYTES);
         drop(block);
         PAGES_SEEN.set(core::arch::wasm32::memory_size(0));
     }
