@@ -936,18 +936,7 @@ fn write_value(value: &Json, out: &mut String) {
             }
             out.push(']');
         }
-        Json::Object(object) => {
-            out.push('{');
-            for (i, (k, v)) in object.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(k, out);
-                out.push(':');
-                write_value(v, out);
-            }
-            out.push('}');
-        }
+        Json::Object(object) => write_object(object, out),
     }
 }
 
@@ -1029,12 +1018,117 @@ fn write_escaped(text: &str, out: &mut String) {
     out.push_str(&text[last..]);
 }
 
+/// Appends `JSON.stringify(object)` to `out`.
+pub fn write_object(object: &JsonObject, out: &mut String) {
+    out.push('{');
+    for (i, (k, v)) in object.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(k, out);
+        out.push(':');
+        write_value(v, out);
+    }
+    out.push('}');
+}
+
+/// Parses a text this module printed (it is valid JSON by construction), as deep as any value
+/// a parse accepts; a text that is not one yields `null`.
+pub fn parse_printed(text: &str) -> Json {
+    let limits = ParseLimits {
+        max_depth: MAX_JSON_DEPTH,
+    };
+    Json::parse_bounded(text, limits, usize::MAX).unwrap_or(Json::Null)
+}
+
+/// The text of the value of top-level member `key` in `text`, an object this module printed
+/// (no whitespace): found by skipping the other members' values without parsing them. `key`
+/// is compared with each key as written, so it must be one that needs no escape.
+pub fn member_text<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let bytes = text.as_bytes();
+    if bytes.first() != Some(&b'{') {
+        return None;
+    }
+    let mut at = 1;
+    while bytes.get(at) == Some(&b'"') {
+        let key_end = skip_string(bytes, at);
+        let value_start = key_end + 1;
+        let value_end = skip_value(bytes, value_start);
+        if text.get(at + 1..key_end - 1) == Some(key) {
+            return text.get(value_start..value_end);
+        }
+        at = value_end + 1;
+    }
+    None
+}
+
+/// The index just past the string whose opening quote is at `at`.
+fn skip_string(bytes: &[u8], at: usize) -> usize {
+    let mut i = at + 1;
+    while let Some(b) = bytes.get(i) {
+        match b {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// The index just past the value that starts at `at` (of a valid, whitespace-free text).
+fn skip_value(bytes: &[u8], at: usize) -> usize {
+    match bytes.get(at) {
+        Some(b'"') => skip_string(bytes, at),
+        Some(b'{' | b'[') => {
+            let (mut i, mut depth) = (at, 0usize);
+            while let Some(b) = bytes.get(i) {
+                match b {
+                    b'"' => {
+                        i = skip_string(bytes, i);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return i + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            bytes.len()
+        }
+        _ => {
+            let rest = bytes.get(at..).unwrap_or_default();
+            at + rest
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']'))
+                .unwrap_or(rest.len())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse(text: &str) -> Json {
         Json::parse(text, ParseLimits::default()).expect("valid JSON")
+    }
+
+    #[test]
+    fn a_member_is_found_past_values_that_look_like_members() {
+        let text = r#"{"a":"}\"b\":{","b":[{"data":1},"]"],"data":{"x":[1,{"y":"\\"}]},"n":-1.5e+21,"z":null}"#;
+        assert_eq!(member_text(text, "data"), Some(r#"{"x":[1,{"y":"\\"}]}"#));
+        assert_eq!(member_text(text, "b"), Some(r#"[{"data":1},"]"]"#));
+        assert_eq!(member_text(text, "n"), Some("-1.5e+21"));
+        assert_eq!(member_text(text, "z"), Some("null"));
+        assert_eq!(member_text(text, "y"), None, "only top-level members");
+        assert_eq!(member_text("{}", "a"), None);
+        assert_eq!(member_text("[1]", "a"), None);
+        assert_eq!(parse_printed(member_text(text, "a").expect("a")), Json::str("}\"b\":{"));
     }
 
     #[test]
