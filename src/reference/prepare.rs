@@ -12,7 +12,7 @@ use super::candidates::ReferenceAgent;
 use super::input::{ReferenceConfig, SessionReferenceInput, normalize_reference_values, normalize_references};
 use super::mention::SessionReference;
 use super::render::{RenderedReferences, render_retained};
-use super::snapshot::{SourceSurface, retain_events};
+use super::snapshot::{SourceSurface, retain_stored};
 use super::{DEFAULT_MAX_REFERENCE_BYTES, MAX_REFERENCES};
 use crate::corpus::Corpus;
 use crate::error::{Error, ErrorCode};
@@ -411,18 +411,18 @@ fn prepare_with(
 }
 
 /// One source as `prepare` reads it: DSH's `readSurface` result (`Corpus::read_surface`), of
-/// its current surface events only the messages, parsed from the corpus's event texts
-/// (retention builds only the texts it keeps, so a long source costs little more than its
-/// messages).
+/// its current surface events only the messages, borrowed from the corpus's log (retention
+/// parses and builds only the texts it keeps, so a long source costs little more than its
+/// snapshot).
 struct ReadSource<'a> {
     /// Header fields and capture boundary (its `events` slice is empty: see `events`).
     surface: SourceSurface<'a>,
-    events: Vec<JsonObject>,
+    events: Vec<&'a Event>,
 }
 
 impl ReadSource<'_> {
     fn retain(&self, label: &JsString, max_bytes: u64) -> Result<super::snapshot::RetainedSource, Error> {
-        retain_events(&self.surface, &self.events, label, max_bytes)
+        retain_stored(&self.surface, self.events.iter().copied(), label, max_bytes)
     }
 }
 
@@ -431,8 +431,7 @@ fn carries_message(kind: &str) -> bool {
     matches!(kind, "user/message" | "assistant/message")
 }
 
-/// What `Corpus::read_surface(id)` reads, with the same errors, parsing only the events
-/// retention reads: the surface's messages.
+/// What `Corpus::read_surface(id)` reads, with the same errors, without parsing an event.
 fn read_source<'a>(corpus: &'a Corpus, id: &str) -> Result<ReadSource<'a>, Error> {
     let log = corpus.source(id)?.log;
     Ok(ReadSource {
@@ -448,7 +447,6 @@ fn read_source<'a>(corpus: &'a Corpus, id: &str) -> Result<ReadSource<'a>, Error
             .iter()
             .filter_map(|seq| log.events.get(*seq as usize))
             .filter(|event| carries_message(event.kind()))
-            .map(Event::as_json)
             .collect(),
     })
 }
