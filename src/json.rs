@@ -832,18 +832,18 @@ impl Parser<'_> {
     fn string(&mut self) -> Result<JsString, ParseError> {
         self.at += 1;
         let start = self.at;
-        // Fast path: no escapes.
-        while let Some(&b) = self.bytes.get(self.at) {
-            match b {
-                b'"' => {
-                    let s = std::str::from_utf8(&self.bytes[start..self.at]).map_err(|_| ParseError::Syntax(start))?;
-                    self.at += 1;
-                    return Ok(JsString::Utf8(s.into()));
-                }
-                b'\\' => break,
-                0x00..=0x1F => return self.fail(),
-                _ => self.at += 1,
-            }
+        // Fast path: no escapes. The run up to the first quote or backslash is found at once,
+        // then checked for control characters (not allowed raw in a JSON string).
+        let rest = self.bytes.get(start..).unwrap_or_default();
+        let run = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+        if let Some(control) = rest[..run].iter().position(|b| *b < 0x20) {
+            return self.fail_at(start + control);
+        }
+        self.at = start + run;
+        if rest.get(run) == Some(&b'"') {
+            let s = std::str::from_utf8(&rest[..run]).map_err(|_| ParseError::Syntax(start))?;
+            self.at += 1;
+            return Ok(JsString::Utf8(s.into()));
         }
         let mut buf: Vec<u8> = self.bytes[start..self.at].to_vec();
         let mut has_surrogate = false;
