@@ -12,7 +12,7 @@ use crate::log::KNOWN_EVENT_TYPES;
 use std::sync::Arc;
 
 /// A validated event of the logical log.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Event {
     arena: Arc<str>,
     start: usize,
@@ -28,6 +28,9 @@ enum Kind {
     Known(u8),
     Other(Box<str>),
 }
+
+// A known type's index fits the byte `Kind::Known` holds.
+const _: () = assert!(KNOWN_EVENT_TYPES.len() <= u8::MAX as usize);
 
 impl Kind {
     fn of(kind: &str) -> Kind {
@@ -159,6 +162,18 @@ impl Event {
     }
 }
 
+/// Shows the event's own text, not its whole arena.
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Event")
+            .field("seq", &self.seq)
+            .field("kind", &self.kind())
+            .field("time", &self.time)
+            .field("text", &self.text())
+            .finish()
+    }
+}
+
 /// An event serializes as its JSON text, spliced as it is stored.
 impl serde::Serialize for Event {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -207,6 +222,10 @@ mod tests {
         // The wire form splices the stored text unchanged.
         assert_eq!(serde_json::to_string(event).expect("serializes"), expected);
         assert!(log.events[1].text().starts_with(r#"{"time":11,"#));
+        assert!(
+            !format!("{event:?}").contains("two"),
+            "Debug shows one event, not its arena"
+        );
     }
 
     #[test]
