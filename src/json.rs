@@ -1045,6 +1045,18 @@ pub fn parse_printed(text: &str) -> Json {
 /// (no whitespace): found by skipping the other members' values without parsing them. `key`
 /// is compared with each key as written, so it must be one that needs no escape.
 pub fn member_text<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let start = member_at(text, key)?;
+    text.get(start..skip_value(text.as_bytes(), start))
+}
+
+/// [`member_text`] without finding where the value ends: the rest of `text` from the value's
+/// first byte, for looking further into it without a pass over it first (what [`member_text`]
+/// and [`item_texts`] read stops at the value's end by itself).
+pub fn member_start<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.get(member_at(text, key)?..)
+}
+
+fn member_at(text: &str, key: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     if bytes.first() != Some(&b'{') {
         return None;
@@ -1053,13 +1065,17 @@ pub fn member_text<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     while bytes.get(at) == Some(&b'"') {
         let key_end = skip_string(bytes, at);
         let value_start = key_end + 1;
-        let value_end = skip_value(bytes, value_start);
         if text.get(at + 1..key_end - 1) == Some(key) {
-            return text.get(value_start..value_end);
+            return Some(value_start);
         }
-        at = value_end + 1;
+        at = skip_value(bytes, value_start) + 1;
     }
     None
+}
+
+/// The value written at the start of `text` (printed by this module), without what follows.
+pub fn value_text(text: &str) -> &str {
+    text.get(..skip_value(text.as_bytes(), 0)).unwrap_or(text)
 }
 
 /// The texts of the items of the array written in `text` (printed by this module); nothing
@@ -1185,6 +1201,19 @@ mod tests {
         assert_eq!(member_text("{}", "a"), None);
         assert_eq!(member_text("[1]", "a"), None);
         assert_eq!(parse_printed(member_text(text, "a").expect("a")), Json::str("}\"b\":{"));
+        let data = member_start(text, "data").expect("data");
+        assert!(data.ends_with(r#""z":null}"#), "the rest of the text, unmeasured");
+        assert_eq!(value_text(data), member_text(text, "data").expect("data"));
+        assert_eq!(
+            member_text(data, "x"),
+            Some(r#"[1,{"y":"\\"}]"#),
+            "stops at the value's end"
+        );
+        assert_eq!(
+            item_texts(member_start(data, "x").expect("x")).collect::<Vec<_>>(),
+            ["1", r#"{"y":"\\"}"#]
+        );
+        assert_eq!(item_texts("[]").count(), 0);
     }
 
     #[test]

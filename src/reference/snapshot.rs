@@ -137,7 +137,7 @@ impl PendingMessage<'_> {
     fn text(&self) -> JsString {
         match self.content {
             Content::Parsed(blocks) => text_content(blocks),
-            Content::Printed(text) => match json::parse_printed(text) {
+            Content::Printed(text) => match json::parse_printed(json::value_text(text)) {
                 Json::Array(blocks) => text_content(&blocks),
                 _ => JsString::from(""),
             },
@@ -151,14 +151,16 @@ impl PendingMessage<'_> {
 fn stored_messages<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<PendingMessage<'a>> {
     let mut conversation = Vec::new();
     for event in events {
-        let data = json::member_text(event.text(), "data");
-        let member = |value: Option<&'a str>, key: &str| value.and_then(|v| json::member_text(v, key));
+        // Members are looked up from where their values start, so a value is passed over once,
+        // while looking past it; only the texts measured are cut to their ends.
+        let data = json::member_start(event.text(), "data");
+        let member = |value: Option<&'a str>, key: &str| value.and_then(|v| json::member_start(v, key));
         let (role, checkpoint, content) = match event.kind() {
             "user/message" => {
                 let source = member(data, "source");
-                let checkpoint =
-                    member(source, "kind") == Some("\"plugin\"") && member(source, "plugin") == Some("\"compact\"");
-                if !checkpoint && member(source, "kind") != Some("\"user\"") {
+                let string = |key: &str| member(source, key).map(json::value_text);
+                let checkpoint = string("kind") == Some("\"plugin\"") && string("plugin") == Some("\"compact\"");
+                if !checkpoint && string("kind") != Some("\"user\"") {
                     continue;
                 }
                 (Role::User, checkpoint, member(data, "content"))
