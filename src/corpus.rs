@@ -775,6 +775,35 @@ mod tests {
     }
 
     #[test]
+    fn wire_reads_splice_the_stored_texts_and_equal_the_parsed_reads() {
+        let mut corpus = Corpus::new();
+        corpus
+            .load(
+                vec![log("s", 1, &["one", r"\u00e9 \ud83d", "three"])],
+                &LoadOptions::default(),
+            )
+            .expect("loads");
+        let stored = corpus.read_session_stored("s").expect("reads");
+        let texts: Vec<&str> = stored.events.iter().map(|e| e.text()).collect();
+        assert!(texts[1].contains(r#""text":"é \ud83d""#), "{}", texts[1]);
+        let header = serde_json::to_string(&stored.session).expect("header");
+        assert_eq!(
+            wire(&stored),
+            format!(r#"{{"session":{header},"events":[{}]}}"#, texts.join(","))
+        );
+        assert_eq!(wire(&stored), wire(&corpus.read_session("s").expect("reads")));
+        let surface = corpus.read_surface_stored("s").expect("reads");
+        assert_eq!(wire(&surface), wire(&corpus.read_surface("s").expect("reads")));
+        let window = corpus.read_event_stored("s", 1, 1, 0).expect("reads");
+        assert_eq!(serde_json::to_string(&window.target).expect("json"), texts[1]);
+        assert_eq!(wire(&window), wire(&corpus.read_event("s", 1, 1, 0).expect("reads")));
+    }
+
+    fn wire<T: Serialize>(value: &T) -> String {
+        serde_json::to_string(value).expect("JSON")
+    }
+
+    #[test]
     fn a_large_log_is_read_in_two_steps_with_the_same_outcome() {
         let long = "word ".repeat(2000);
         let texts: Vec<&str> = std::iter::repeat_n(long.as_str(), 120).collect();

@@ -142,8 +142,21 @@ fn field<'a>(value: Option<&'a Json>, key: &str) -> Option<&'a Json> {
     value.and_then(|v| v.get(key))
 }
 
+/// The event types with a semantic text: the only ones whose payload is parsed for it.
+const SEARCHABLE_TYPES: [&str; 6] = [
+    "user/message",
+    "assistant/message",
+    "tool/call",
+    "tool/result",
+    "todo/write",
+    "turn/end",
+];
+
 /// The semantic text of one event (empty when the event is not searchable).
 pub fn extract_text(event: &Event) -> JsString {
+    if !SEARCHABLE_TYPES.contains(&event.kind()) {
+        return JsString::from("");
+    }
     let data = event.data();
     match event.kind() {
         "user/message" => content_text(data.get("content")),

@@ -1,31 +1,112 @@
 //! A validated event of the logical log: the unit every later stage (fold, documents, reads,
 //! search, references) works on, defined below them all so none has to reach back into `log`.
+//!
+//! An event is held as text, not as a tree: the `JSON.stringify` form of the object DSH holds
+//! (after legacy upgrades and repair), in an arena shared by every event read or appended in
+//! the same batch. Its envelope (seq, time, type) is kept beside the text; its members are
+//! parsed from the text when asked for. A parsed tree of strings, vectors and boxes costs
+//! several times its text, and a corpus is mostly events.
 
-use crate::json::{Json, JsonObject};
+use crate::json::{self, Json, JsonObject};
+use crate::log::KNOWN_EVENT_TYPES;
+use std::sync::Arc;
 
 /// A validated event of the logical log.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Event {
-    object: JsonObject,
+    arena: Arc<str>,
+    start: usize,
+    end: usize,
     seq: u64,
     time: i64,
-    kind: Box<str>,
+    kind: Kind,
 }
 
-impl Event {
-    /// An event whose envelope has been validated (by the log reader or a live append).
-    pub(crate) fn new(object: JsonObject, seq: u64, time: i64, kind: Box<str>) -> Event {
-        Event {
-            object,
-            seq,
-            time,
-            kind,
+/// An event's `type`: one of DSH's own types by index, or any other (ignorable) type by value.
+#[derive(Clone, Debug)]
+enum Kind {
+    Known(u8),
+    Other(Box<str>),
+}
+
+// A known type's index fits the byte `Kind::Known` holds.
+const _: () = assert!(KNOWN_EVENT_TYPES.len() <= u8::MAX as usize);
+
+impl Kind {
+    fn of(kind: &str) -> Kind {
+        match KNOWN_EVENT_TYPES.iter().position(|k| *k == kind) {
+            Some(index) => Kind::Known(index as u8),
+            None => Kind::Other(kind.into()),
         }
     }
 
+    fn as_str(&self) -> &str {
+        match self {
+            Kind::Known(index) => KNOWN_EVENT_TYPES[usize::from(*index)],
+            Kind::Other(kind) => kind,
+        }
+    }
+}
+
+/// Gathers the events of one read or append into one arena: [`EventBatch::push`] prints each
+/// validated object once, [`EventBatch::finish`] hands out the events.
+#[derive(Default)]
+pub(crate) struct EventBatch {
+    text: String,
+    pending: Vec<Pending>,
+}
+
+struct Pending {
+    start: usize,
+    end: usize,
+    seq: u64,
+    time: i64,
+    kind: Kind,
+}
+
+impl EventBatch {
+    /// A batch with room for `events` envelopes.
+    pub(crate) fn with_capacity(events: usize) -> EventBatch {
+        EventBatch {
+            text: String::new(),
+            pending: Vec::with_capacity(events),
+        }
+    }
+
+    /// Adds an event whose envelope has been validated (by the log reader or a live append).
+    pub(crate) fn push(&mut self, object: &JsonObject, seq: u64, time: i64, kind: &str) {
+        let start = self.text.len();
+        json::write_object(object, &mut self.text);
+        self.pending.push(Pending {
+            start,
+            end: self.text.len(),
+            seq,
+            time,
+            kind: Kind::of(kind),
+        });
+    }
+
+    /// The events, sharing one exactly sized copy of their texts.
+    pub(crate) fn finish(self) -> Vec<Event> {
+        let arena: Arc<str> = Arc::from(self.text);
+        self.pending
+            .into_iter()
+            .map(|p| Event {
+                arena: Arc::clone(&arena),
+                start: p.start,
+                end: p.end,
+                seq: p.seq,
+                time: p.time,
+                kind: p.kind,
+            })
+            .collect()
+    }
+}
+
+impl Event {
     /// The event's `type`, e.g. `"user/message"`.
     pub fn kind(&self) -> &str {
-        &self.kind
+        self.kind.as_str()
     }
 
     /// Position in the log (`events[i].seq == i`).
@@ -38,28 +119,144 @@ impl Event {
         self.time
     }
 
-    /// The type-specific payload.
-    pub fn data(&self) -> &Json {
-        self.object.get("data").unwrap_or(&Json::Null)
+    /// The whole event as `JSON.stringify` writes the object DSH holds (key order included).
+    pub fn text(&self) -> &str {
+        &self.arena[self.start..self.end]
+    }
+
+    /// The type-specific payload, parsed from the text.
+    pub fn data(&self) -> Json {
+        self.member("data").unwrap_or(Json::Null)
     }
 
     /// The raw `surfaceOp` marker, if any.
-    pub fn surface_op(&self) -> Option<&Json> {
-        self.object.get("surfaceOp")
+    pub fn surface_op(&self) -> Option<Json> {
+        self.member("surfaceOp")
     }
 
     /// The raw `sourceEventSeqs`, if any.
-    pub fn source_event_seqs(&self) -> Option<&Json> {
-        self.object.get("sourceEventSeqs")
+    pub fn source_event_seqs(&self) -> Option<Json> {
+        self.member("sourceEventSeqs")
     }
 
     /// Whether the event is marked `"ignorable": true`.
     pub fn ignorable(&self) -> bool {
-        matches!(self.object.get("ignorable"), Some(Json::Bool(true)))
+        json::member_text(self.text(), "ignorable") == Some("true")
     }
 
-    /// The whole event as DSH holds it (key order included).
-    pub fn as_json(&self) -> &JsonObject {
-        &self.object
+    /// The whole event as DSH holds it (key order included), parsed from the text.
+    pub fn as_json(&self) -> JsonObject {
+        match json::parse_printed(self.text()) {
+            Json::Object(object) => object,
+            _ => JsonObject::new(),
+        }
+    }
+
+    /// Whether `other` shares this event's arena (events read or appended together do).
+    pub fn shares_text_with(&self, other: &Event) -> bool {
+        Arc::ptr_eq(&self.arena, &other.arena)
+    }
+
+    fn member(&self, key: &str) -> Option<Json> {
+        json::member_text(self.text(), key).map(json::parse_printed)
+    }
+}
+
+/// Shows the event's own text, not its whole arena.
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Event")
+            .field("seq", &self.seq)
+            .field("kind", &self.kind())
+            .field("time", &self.time)
+            .field("text", &self.text())
+            .finish()
+    }
+}
+
+/// An event serializes as its JSON text, spliced as it is stored.
+impl serde::Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw: &serde_json::value::RawValue = serde_json::from_str(self.text()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::json::{Json, ParseLimits};
+    use crate::log::{SessionLog, append_live, live_log};
+
+    const HEADER: &str = r#"{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}"#;
+
+    fn json(text: &str) -> Json {
+        Json::parse(text, ParseLimits::default()).expect("json")
+    }
+
+    /// A user message written the way no `JSON.stringify` writes it: spaces, an escaped
+    /// letter, `1.50`, a lone surrogate, and a key order `{"time", "seq", ...}` kept as is.
+    fn message(seq: u64, text: &str) -> Json {
+        json(&format!(
+            r#"{{ "time" : {}.0, "type":"user/message", "seq":{seq}, "data":{{"id":"m{seq}","role":"user","content":[{{"type":"text","text":"{text}"}}],"source":{{"kind":"user"}},"w":1.50}},"surfaceOp":"append"}}"#,
+            seq + 10
+        ))
+    }
+
+    fn live(texts: &[&str]) -> SessionLog {
+        let events = texts.iter().zip(0..).map(|(t, seq)| message(seq, t)).collect();
+        live_log(&json(HEADER), events).expect("valid live session")
+    }
+
+    #[test]
+    fn an_event_is_its_stringified_object_and_parses_back_to_it() {
+        let log = live(&[r"\u00e9 \ud83d {x}", "two"]);
+        let event = &log.events[0];
+        let expected = r#"{"time":10,"type":"user/message","seq":0,"data":{"id":"m0","role":"user","content":[{"type":"text","text":"é \ud83d {x}"}],"source":{"kind":"user"},"w":1.5},"surfaceOp":"append"}"#;
+        assert_eq!(event.text(), expected);
+        assert_eq!(Json::Object(event.as_json()), json(expected));
+        assert_eq!(event.data(), json(expected).get("data").cloned().expect("data"));
+        assert_eq!(event.surface_op(), Some(Json::str("append")));
+        assert_eq!(event.source_event_seqs(), None);
+        assert!(!event.ignorable());
+        assert_eq!((event.seq(), event.time(), event.kind()), (0, 10, "user/message"));
+        // The wire form splices the stored text unchanged.
+        assert_eq!(serde_json::to_string(event).expect("serializes"), expected);
+        assert!(log.events[1].text().starts_with(r#"{"time":11,"#));
+        assert!(
+            !format!("{event:?}").contains("two"),
+            "Debug shows one event, not its arena"
+        );
+    }
+
+    #[test]
+    fn events_read_together_share_one_arena_and_an_append_leaves_them_in_place() {
+        let mut log = live(&["one", "two"]);
+        assert!(log.events[0].shares_text_with(&log.events[1]));
+        let before: Vec<(*const u8, String)> = log
+            .events
+            .iter()
+            .map(|e| (e.text().as_ptr(), e.text().to_owned()))
+            .collect();
+        append_live(&mut log, vec![message(2, "three"), message(3, "four")]).expect("appends");
+        for (event, (address, text)) in log.events.iter().zip(&before) {
+            assert_eq!(
+                (event.text().as_ptr(), event.text()),
+                (*address, text.as_str()),
+                "not copied"
+            );
+        }
+        let (old, new) = log.events.split_at(2);
+        assert!(new[0].shares_text_with(&new[1]));
+        assert!(!new[0].shares_text_with(&old[0]), "an append gets an arena of its own");
+        assert_eq!(new[1].data().get("id"), Some(&Json::str("m3")));
+        assert_eq!(log.surface.nodes, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn an_unknown_ignorable_type_is_kept_by_value() {
+        let unknown = json(r#"{"type":"x/new","seq":0,"time":1,"data":{},"ignorable":true}"#);
+        let log = live_log(&json(HEADER), vec![unknown]).expect("valid live session");
+        assert_eq!(log.events[0].kind(), "x/new");
+        assert!(log.events[0].ignorable());
     }
 }

@@ -121,7 +121,7 @@ fn surface_op_of(event: &Event) -> Result<Option<Op>, Error> {
         None => Err(invalid(format!(
             "session event {kind:?} is surface-eligible and requires a surfaceOp marker"
         ))),
-        Some(Json::String(s)) if *s == *"append" => Ok(Some(Op::Append)),
+        Some(Json::String(s)) if s == *"append" => Ok(Some(Op::Append)),
         Some(Json::Object(op)) => {
             let start = op.get("start").and_then(event_seq);
             let end = op.get("end").and_then(event_seq);
@@ -216,7 +216,7 @@ fn check_tool_result_rewrite(event: &Event, shadowed: &[u64], events: &[Event]) 
             "tool/result surface replacement must target a current tool/result",
         ));
     }
-    if without_result_content(original.data()) != without_result_content(event.data()) {
+    if without_result_content(&original.data()) != without_result_content(&event.data()) {
         return Err(invalid("tool/result surface replacement may change only content"));
     }
     Ok(())

@@ -832,18 +832,18 @@ impl Parser<'_> {
     fn string(&mut self) -> Result<JsString, ParseError> {
         self.at += 1;
         let start = self.at;
-        // Fast path: no escapes.
-        while let Some(&b) = self.bytes.get(self.at) {
-            match b {
-                b'"' => {
-                    let s = std::str::from_utf8(&self.bytes[start..self.at]).map_err(|_| ParseError::Syntax(start))?;
-                    self.at += 1;
-                    return Ok(JsString::Utf8(s.into()));
-                }
-                b'\\' => break,
-                0x00..=0x1F => return self.fail(),
-                _ => self.at += 1,
-            }
+        // Fast path: no escapes. The run up to the first quote or backslash is found at once,
+        // then checked for control characters (not allowed raw in a JSON string).
+        let rest = self.bytes.get(start..).unwrap_or_default();
+        let run = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+        if let Some(control) = rest[..run].iter().position(|b| *b < 0x20) {
+            return self.fail_at(start + control);
+        }
+        self.at = start + run;
+        if rest.get(run) == Some(&b'"') {
+            let s = std::str::from_utf8(&rest[..run]).map_err(|_| ParseError::Syntax(start))?;
+            self.at += 1;
+            return Ok(JsString::Utf8(s.into()));
         }
         let mut buf: Vec<u8> = self.bytes[start..self.at].to_vec();
         let mut has_surrogate = false;
@@ -936,18 +936,7 @@ fn write_value(value: &Json, out: &mut String) {
             }
             out.push(']');
         }
-        Json::Object(object) => {
-            out.push('{');
-            for (i, (k, v)) in object.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(k, out);
-                out.push(':');
-                write_value(v, out);
-            }
-            out.push('}');
-        }
+        Json::Object(object) => write_object(object, out),
     }
 }
 
@@ -1029,12 +1018,202 @@ fn write_escaped(text: &str, out: &mut String) {
     out.push_str(&text[last..]);
 }
 
+/// Appends `JSON.stringify(object)` to `out`.
+pub fn write_object(object: &JsonObject, out: &mut String) {
+    out.push('{');
+    for (i, (k, v)) in object.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(k, out);
+        out.push(':');
+        write_value(v, out);
+    }
+    out.push('}');
+}
+
+/// Parses a text this module printed (it is valid JSON by construction), as deep as any value
+/// a parse accepts; a text that is not one yields `null`.
+pub fn parse_printed(text: &str) -> Json {
+    let limits = ParseLimits {
+        max_depth: MAX_JSON_DEPTH,
+    };
+    Json::parse_bounded(text, limits, usize::MAX).unwrap_or(Json::Null)
+}
+
+/// The text of the value of top-level member `key` in `text`, an object this module printed
+/// (no whitespace): found by skipping the other members' values without parsing them. `key`
+/// is compared with each key as written, so it must be one that needs no escape.
+pub fn member_text<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let start = member_at(text, key)?;
+    text.get(start..skip_value(text.as_bytes(), start))
+}
+
+/// [`member_text`] without finding where the value ends: the rest of `text` from the value's
+/// first byte, for looking further into it without a pass over it first (what [`member_text`]
+/// and [`item_texts`] read stops at the value's end by itself).
+pub fn member_start<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.get(member_at(text, key)?..)
+}
+
+fn member_at(text: &str, key: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if bytes.first() != Some(&b'{') {
+        return None;
+    }
+    let mut at = 1;
+    while bytes.get(at) == Some(&b'"') {
+        let key_end = skip_string(bytes, at);
+        let value_start = key_end + 1;
+        if text.get(at + 1..key_end - 1) == Some(key) {
+            return Some(value_start);
+        }
+        at = skip_value(bytes, value_start) + 1;
+    }
+    None
+}
+
+/// The value written at the start of `text` (printed by this module), without what follows.
+pub fn value_text(text: &str) -> &str {
+    text.get(..skip_value(text.as_bytes(), 0)).unwrap_or(text)
+}
+
+/// The texts of the items of the array written in `text` (printed by this module); nothing
+/// when `text` is not an array.
+pub fn item_texts(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut at = usize::from(bytes.first() == Some(&b'[') && bytes.get(1) != Some(&b']'));
+    std::iter::from_fn(move || {
+        if at == 0 || at >= bytes.len() {
+            return None;
+        }
+        let end = skip_value(bytes, at);
+        let item = text.get(at..end);
+        at = if bytes.get(end) == Some(&b',') { end + 1 } else { 0 };
+        item
+    })
+}
+
+/// The WTF-8 length of the string written in `text` (quotes included, printed by this module):
+/// what [`JsString::as_wtf8`] of its parse measures, without building it.
+pub fn printed_string_len(text: &str) -> usize {
+    let inner = text.as_bytes().get(1..text.len().saturating_sub(1)).unwrap_or_default();
+    let (mut at, mut len) = (0, 0);
+    while at < inner.len() {
+        let Some(plain) = memchr::memchr(b'\\', &inner[at..]) else {
+            return len + inner.len() - at;
+        };
+        at += plain;
+        len += plain;
+        if inner.get(at + 1) != Some(&b'u') {
+            at += 2;
+            len += 1;
+            continue;
+        }
+        let unit = |from: usize| {
+            let hex = inner.get(from..from + 4).and_then(|h| std::str::from_utf8(h).ok());
+            hex.and_then(|h| u32::from_str_radix(h, 16).ok()).unwrap_or(0)
+        };
+        let code = unit(at + 2);
+        // A high surrogate escaped right before a low one parses as the pair's one code point.
+        if (0xD800..0xDC00).contains(&code)
+            && inner.get(at + 6..at + 8) == Some(b"\\u")
+            && (0xDC00..0xE000).contains(&unit(at + 8))
+        {
+            at += 12;
+            len += 4;
+            continue;
+        }
+        at += 6;
+        len += match code {
+            0..0x80 => 1,
+            0x80..0x800 => 2,
+            _ => 3,
+        };
+    }
+    len
+}
+
+/// The index just past the string whose opening quote is at `at`.
+fn skip_string(bytes: &[u8], at: usize) -> usize {
+    let mut i = at + 1;
+    while let Some(found) = memchr::memchr2(b'"', b'\\', bytes.get(i..).unwrap_or_default()) {
+        i += found;
+        if bytes[i] == b'"' {
+            return i + 1;
+        }
+        i += 2;
+    }
+    bytes.len()
+}
+
+/// The index just past the value that starts at `at` (of a valid, whitespace-free text).
+fn skip_value(bytes: &[u8], at: usize) -> usize {
+    match bytes.get(at) {
+        Some(b'"') => skip_string(bytes, at),
+        Some(b'{' | b'[') => {
+            let (mut i, mut depth) = (at, 0usize);
+            while let Some(b) = bytes.get(i) {
+                match b {
+                    b'"' => {
+                        i = skip_string(bytes, i);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return i + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            bytes.len()
+        }
+        _ => {
+            let rest = bytes.get(at..).unwrap_or_default();
+            at + rest
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']'))
+                .unwrap_or(rest.len())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse(text: &str) -> Json {
         Json::parse(text, ParseLimits::default()).expect("valid JSON")
+    }
+
+    #[test]
+    fn a_member_is_found_past_values_that_look_like_members() {
+        let text = r#"{"a":"}\"b\":{","b":[{"data":1},"]"],"data":{"x":[1,{"y":"\\"}]},"n":-1.5e+21,"z":null}"#;
+        assert_eq!(member_text(text, "data"), Some(r#"{"x":[1,{"y":"\\"}]}"#));
+        assert_eq!(member_text(text, "b"), Some(r#"[{"data":1},"]"]"#));
+        assert_eq!(member_text(text, "n"), Some("-1.5e+21"));
+        assert_eq!(member_text(text, "z"), Some("null"));
+        assert_eq!(member_text(text, "y"), None, "only top-level members");
+        assert_eq!(member_text("{}", "a"), None);
+        assert_eq!(member_text("[1]", "a"), None);
+        assert_eq!(parse_printed(member_text(text, "a").expect("a")), Json::str("}\"b\":{"));
+        let data = member_start(text, "data").expect("data");
+        assert!(data.ends_with(r#""z":null}"#), "the rest of the text, unmeasured");
+        assert_eq!(value_text(data), member_text(text, "data").expect("data"));
+        assert_eq!(
+            member_text(data, "x"),
+            Some(r#"[1,{"y":"\\"}]"#),
+            "stops at the value's end"
+        );
+        assert_eq!(
+            item_texts(member_start(data, "x").expect("x")).collect::<Vec<_>>(),
+            ["1", r#"{"y":"\\"}"#]
+        );
+        assert_eq!(item_texts("[]").count(), 0);
     }
 
     #[test]

@@ -13,37 +13,40 @@ use std::collections::{BTreeMap, HashMap};
 /// Default and maximum `before` / `after` of `readEvent` (DSH's `readWindowMax`).
 pub const READ_WINDOW_MAX: u64 = 50;
 
-/// DSH's `readSurface` result.
+/// DSH's `readSurface` result. Its events are parsed values ([`Json`]) or, for the wire,
+/// the stored events themselves (`&Event`, written as their stored text).
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SurfaceSnapshot {
+pub struct SurfaceSnapshot<E = Json> {
     /// The session header.
     pub session: SessionHeader,
     /// Seq of the last event captured (`null` for an empty log).
     pub captured_through_seq: Option<u64>,
     /// The current surface events, in model-history order.
-    pub events: Vec<Json>,
+    pub events: Vec<E>,
 }
 
-/// DSH's `readSession` result: the header and the whole logical log.
+/// DSH's `readSession` result: the header and the whole logical log (events as in
+/// [`SurfaceSnapshot`]).
 #[derive(Clone, Debug, Serialize)]
-pub struct SessionLogSnapshot {
+pub struct SessionLogSnapshot<E = Json> {
     /// The session header.
     pub session: SessionHeader,
     /// Every event, in seq order.
-    pub events: Vec<Json>,
+    pub events: Vec<E>,
 }
 
-/// DSH's `readEvent` result: one event and a bounded window around it.
+/// DSH's `readEvent` result: one event and a bounded window around it (events as in
+/// [`SurfaceSnapshot`]).
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct EventWindow {
+pub struct EventWindow<E = Json> {
     /// The session header.
     pub session: SessionHeader,
     /// The requested event.
-    pub target: Json,
+    pub target: E,
     /// Events `startSeq..=endSeq`.
-    pub events: Vec<Json>,
+    pub events: Vec<E>,
     /// First seq in the window.
     pub start_seq: u64,
     /// Last seq in the window.
@@ -190,7 +193,41 @@ impl EventRecordsOf<'_> {
 }
 
 fn event_json(event: &Event) -> Json {
-    Json::Object(event.as_json().clone())
+    Json::Object(event.as_json())
+}
+
+impl SurfaceSnapshot<&Event> {
+    /// The snapshot with its events parsed.
+    pub fn parsed(self) -> SurfaceSnapshot {
+        SurfaceSnapshot {
+            session: self.session,
+            captured_through_seq: self.captured_through_seq,
+            events: self.events.into_iter().map(event_json).collect(),
+        }
+    }
+}
+
+impl SessionLogSnapshot<&Event> {
+    /// The snapshot with its events parsed.
+    pub fn parsed(self) -> SessionLogSnapshot {
+        SessionLogSnapshot {
+            session: self.session,
+            events: self.events.into_iter().map(event_json).collect(),
+        }
+    }
+}
+
+impl EventWindow<&Event> {
+    /// The window with its events parsed.
+    pub fn parsed(self) -> EventWindow {
+        EventWindow {
+            session: self.session,
+            target: event_json(self.target),
+            events: self.events.into_iter().map(event_json).collect(),
+            start_seq: self.start_seq,
+            end_seq: self.end_seq,
+        }
+    }
 }
 
 impl Corpus {
@@ -225,10 +262,15 @@ impl Corpus {
 
     /// DSH's `readSession`: the header and every event.
     pub fn read_session(&self, id: &str) -> Result<SessionLogSnapshot, Error> {
+        Ok(self.read_session_stored(id)?.parsed())
+    }
+
+    /// [`Corpus::read_session`] with the events as stored (what the wire answer splices).
+    pub fn read_session_stored(&self, id: &str) -> Result<SessionLogSnapshot<&Event>, Error> {
         let source = self.source(id)?;
         Ok(SessionLogSnapshot {
             session: source.log.header.clone(),
-            events: source.log.events.iter().map(event_json).collect(),
+            events: source.log.events.iter().collect(),
         })
     }
 
@@ -241,22 +283,27 @@ impl Corpus {
 
     /// DSH's `readSurface`: header, capture boundary and the current surface events.
     pub fn read_surface(&self, id: &str) -> Result<SurfaceSnapshot, Error> {
+        Ok(self.read_surface_stored(id)?.parsed())
+    }
+
+    /// [`Corpus::read_surface`] with the events as stored (what the wire answer splices).
+    pub fn read_surface_stored(&self, id: &str) -> Result<SurfaceSnapshot<&Event>, Error> {
         let log = self.source(id)?.log;
         Ok(SurfaceSnapshot {
             session: log.header.clone(),
             captured_through_seq: log.events.last().map(Event::seq),
-            events: log
-                .surface
-                .nodes
-                .iter()
-                .map(|seq| event_json(&log.events[*seq as usize]))
-                .collect(),
+            events: log.surface.nodes.iter().map(|seq| &log.events[*seq as usize]).collect(),
         })
     }
 
     /// DSH's `readEvent`: the event at `seq` with up to `before` / `after` neighbours, each at
     /// most [`READ_WINDOW_MAX`] (`SESSION_QUERY_INVALID_WINDOW`, checked before the session).
     pub fn read_event(&self, id: &str, seq: u64, before: u64, after: u64) -> Result<EventWindow, Error> {
+        Ok(self.read_event_stored(id, seq, before, after)?.parsed())
+    }
+
+    /// [`Corpus::read_event`] with the events as stored (what the wire answer splices).
+    pub fn read_event_stored(&self, id: &str, seq: u64, before: u64, after: u64) -> Result<EventWindow<&Event>, Error> {
         for (name, value) in [("before", before), ("after", after)] {
             if value > READ_WINDOW_MAX {
                 return Err(Error::new(
@@ -271,11 +318,8 @@ impl Corpus {
         let end_seq = (seq + after).min(log.events.len() as u64 - 1);
         Ok(EventWindow {
             session: log.header.clone(),
-            target: event_json(target),
-            events: log.events[start_seq as usize..=end_seq as usize]
-                .iter()
-                .map(event_json)
-                .collect(),
+            target,
+            events: log.events[start_seq as usize..=end_seq as usize].iter().collect(),
             start_seq,
             end_seq,
         })
@@ -361,6 +405,7 @@ impl Corpus {
         let cites = |event: &Event| {
             event
                 .source_event_seqs()
+                .as_ref()
                 .and_then(Json::as_array)
                 .is_some_and(|s| s.iter().any(|v| v.as_f64() == Some(seq as f64)))
         };
@@ -376,11 +421,10 @@ impl Corpus {
             replaced_by: replaced_by.get(&seq).copied(),
             replacement_chain: chain,
             replaced_event_seqs: replaced_seqs.remove(&seq).unwrap_or_default(),
-            source_event_seqs: target
-                .source_event_seqs()
-                .and_then(Json::as_array)
-                .map(<[Json]>::to_vec)
-                .unwrap_or_default(),
+            source_event_seqs: match target.source_event_seqs() {
+                Some(Json::Array(seqs)) => seqs,
+                _ => Vec::new(),
+            },
             derived_event_seqs: derived,
         })
     }

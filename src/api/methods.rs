@@ -451,9 +451,9 @@ impl Archive {
             Request::AppendLive { session_id, events } => text(&self.append_live(&session_id, events)?),
             Request::ListSessions => text(&self.corpus().list_sessions()),
             Request::FilterSessions { filters } => text(&self.corpus().filter_sessions(&filters)),
-            Request::ReadSession { session_id } => text(&self.corpus().read_session(&session_id)?),
+            Request::ReadSession { session_id } => text(&self.corpus().read_session_stored(&session_id)?),
             Request::ListEvents { session_id } => text(&self.corpus().list_events(&session_id)?),
-            Request::ReadSurface { session_id } => text(&self.corpus().read_surface(&session_id)?),
+            Request::ReadSurface { session_id } => text(&self.corpus().read_surface_stored(&session_id)?),
             Request::ReadEvent {
                 session_id,
                 seq,
@@ -461,7 +461,7 @@ impl Archive {
                 after,
             } => {
                 let seq = seq.resolve(self.corpus(), &session_id)?;
-                text(&self.corpus().read_event(&session_id, seq, before, after)?)
+                text(&self.corpus().read_event_stored(&session_id, seq, before, after)?)
             }
             Request::TraceSession { session_id } => text(&self.corpus().trace_session(&session_id)?),
             Request::TraceEvent { session_id, seq } => {

@@ -3,6 +3,7 @@
 
 use super::{Event, LogFault};
 use crate::error::ErrorCode;
+use crate::event::EventBatch;
 use crate::json::{Json, JsonObject, is_safe_integer};
 
 /// Every event type DSH 0.1.x interprets; anything else needs `"ignorable": true`.
@@ -160,7 +161,7 @@ pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
 /// of `events` is the log's event at index `first` (0 for a whole log, the old length for an
 /// append).
 pub(super) fn envelopes(events: Vec<Json>, first: usize) -> Result<Vec<Event>, LogFault> {
-    let mut out = Vec::with_capacity(events.len());
+    let mut out = EventBatch::with_capacity(events.len());
     for (index, event) in (first..).zip(events) {
         let invalid = || LogFault::corrupt(format!("event at index {index} has an invalid event envelope"));
         let Json::Object(object) = event else {
@@ -204,9 +205,9 @@ pub(super) fn envelopes(events: Vec<Json>, first: usize) -> Result<Vec<Event>, L
                 "event at index {index} has seq {seq} (expected {index}); the log must be contiguous from 0"
             )));
         }
-        out.push(Event::new(object, seq as u64, time as i64, kind.into_boxed_str()));
+        out.push(&object, seq as u64, time as i64, &kind);
     }
-    Ok(out)
+    Ok(out.finish())
 }
 
 fn request_header(event: &JsonObject, index: usize) -> Result<(), LogFault> {

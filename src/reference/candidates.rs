@@ -218,9 +218,7 @@ fn labels(corpus: &Corpus, record: &SessionRecord) -> (JsString, Option<JsString
             .events
             .iter()
             .find(|event| event.kind() == "subagent/descriptor")
-            .and_then(|event| event.data().get("label"))
-            .and_then(Json::as_js_string)
-            .cloned()
+            .and_then(|event| event.data().get("label").and_then(Json::as_js_string).cloned())
     });
     (label, display_title)
 }

@@ -12,10 +12,11 @@ use super::candidates::ReferenceAgent;
 use super::input::{ReferenceConfig, SessionReferenceInput, normalize_reference_values, normalize_references};
 use super::mention::SessionReference;
 use super::render::{RenderedReferences, render_retained};
-use super::snapshot::{SourceSurface, retain_events};
+use super::snapshot::{SourceSurface, retain_stored};
 use super::{DEFAULT_MAX_REFERENCE_BYTES, MAX_REFERENCES};
 use crate::corpus::Corpus;
 use crate::error::{Error, ErrorCode};
+use crate::event::Event;
 use crate::json::{JsString, Json, JsonObject, MAX_SAFE_INTEGER};
 
 /// The order of the two messages `prepare` returns for the target log.
@@ -409,22 +410,28 @@ fn prepare_with(
     })
 }
 
-/// One source as `prepare` reads it: DSH's `readSurface` result (`Corpus::read_surface`), its
-/// current surface events borrowed from the corpus's log rather than copied (retention builds
-/// only the texts it keeps, so a long source costs little more than its snapshot).
+/// One source as `prepare` reads it: DSH's `readSurface` result (`Corpus::read_surface`), of
+/// its current surface events only the messages, borrowed from the corpus's log (retention
+/// parses and builds only the texts it keeps, so a long source costs little more than its
+/// snapshot).
 struct ReadSource<'a> {
     /// Header fields and capture boundary (its `events` slice is empty: see `events`).
     surface: SourceSurface<'a>,
-    events: Vec<&'a JsonObject>,
+    events: Vec<&'a Event>,
 }
 
 impl ReadSource<'_> {
     fn retain(&self, label: &JsString, max_bytes: u64) -> Result<super::snapshot::RetainedSource, Error> {
-        retain_events(&self.surface, self.events.iter().copied(), label, max_bytes)
+        retain_stored(&self.surface, self.events.iter().copied(), label, max_bytes)
     }
 }
 
-/// What `Corpus::read_surface(id)` reads, with the same errors, without copying an event.
+/// Whether retention looks inside an event of this type (it skips every other one unread).
+fn carries_message(kind: &str) -> bool {
+    matches!(kind, "user/message" | "assistant/message")
+}
+
+/// What `Corpus::read_surface(id)` reads, with the same errors, without parsing an event.
 fn read_source<'a>(corpus: &'a Corpus, id: &str) -> Result<ReadSource<'a>, Error> {
     let log = corpus.source(id)?.log;
     Ok(ReadSource {
@@ -439,7 +446,7 @@ fn read_source<'a>(corpus: &'a Corpus, id: &str) -> Result<ReadSource<'a>, Error
             .nodes
             .iter()
             .filter_map(|seq| log.events.get(*seq as usize))
-            .map(|event| event.as_json())
+            .filter(|event| carries_message(event.kind()))
             .collect(),
     })
 }

@@ -5,7 +5,8 @@
 
 use super::text::utf8_len;
 use crate::error::{Error, ErrorCode};
-use crate::json::{JsString, Json, JsonObject};
+use crate::event::Event;
+use crate::json::{self, JsString, Json, JsonObject};
 use crate::reads::SurfaceSnapshot;
 
 /// Who said a projected message.
@@ -121,15 +122,71 @@ struct PendingMessage<'a> {
     role: Role,
     checkpoint: bool,
     /// The message's content blocks.
-    blocks: &'a [Json],
+    content: Content<'a>,
     /// UTF-8 bytes of the joined text (never zero).
     bytes: usize,
 }
 
+/// A message's content blocks: parsed, or as the text of a stored event (parsed only if kept).
+enum Content<'a> {
+    Parsed(&'a [Json]),
+    Printed(&'a str),
+}
+
 impl PendingMessage<'_> {
     fn text(&self) -> JsString {
-        text_content(self.blocks)
+        match self.content {
+            Content::Parsed(blocks) => text_content(blocks),
+            Content::Printed(text) => match json::parse_printed(json::value_text(text)) {
+                Json::Array(blocks) => text_content(&blocks),
+                _ => JsString::from(""),
+            },
+        }
     }
+}
+
+/// [`pending_messages`] over stored events, read from their texts: a message's role, checkpoint
+/// mark and text length are found by scanning, and its blocks are parsed only when retention
+/// keeps it.
+fn stored_messages<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<PendingMessage<'a>> {
+    let mut conversation = Vec::new();
+    for event in events {
+        // Members are looked up from where their values start, so a value is passed over once,
+        // while looking past it; only the texts measured are cut to their ends.
+        let data = json::member_start(event.text(), "data");
+        let member = |value: Option<&'a str>, key: &str| value.and_then(|v| json::member_start(v, key));
+        let (role, checkpoint, content) = match event.kind() {
+            "user/message" => {
+                let source = member(data, "source");
+                let string = |key: &str| member(source, key).map(json::value_text);
+                let checkpoint = string("kind") == Some("\"plugin\"") && string("plugin") == Some("\"compact\"");
+                if !checkpoint && string("kind") != Some("\"user\"") {
+                    continue;
+                }
+                (Role::User, checkpoint, member(data, "content"))
+            }
+            "assistant/message" => (Role::Assistant, false, member(member(data, "message"), "content")),
+            _ => continue,
+        };
+        let content = content.unwrap_or("[]");
+        let bytes = json::item_texts(content)
+            .filter(|block| json::member_text(block, "type") == Some("\"text\""))
+            .filter_map(|block| json::member_text(block, "text").filter(|text| text.starts_with('"')))
+            .map(json::printed_string_len)
+            .fold(None, |joined, len| match joined {
+                None => Some(len),
+                Some(before) => Some(before + 1 + len),
+            });
+        if let Some(bytes) = bytes.filter(|&b| b > 0) {
+            conversation.push(PendingMessage {
+                role,
+                checkpoint,
+                content: Content::Printed(content),
+                bytes,
+            });
+        }
+    }
+    conversation
 }
 
 /// The projection of [`project_conversation`], texts not built (a non-object event is dropped,
@@ -172,7 +229,7 @@ fn pending_messages<'a>(events: impl IntoIterator<Item = &'a JsonObject>) -> Vec
             conversation.push(PendingMessage {
                 role,
                 checkpoint,
-                blocks,
+                content: Content::Parsed(blocks),
                 bytes,
             });
         }
@@ -450,24 +507,27 @@ fn drop_oldest(messages: &[PendingMessage<'_>], fixed: usize, max_bytes: u64) ->
 /// Fails with `SESSION_REFERENCE_BUDGET_EXCEEDED` when the fixed fields plus every message that
 /// retention must keep (checkpoints and the newest message), emptied, still exceed the budget.
 pub fn retain_source(source: &SourceSurface<'_>, label: &JsString, max_bytes: u64) -> Result<RetainedSource, Error> {
-    retain_events(
-        source,
-        source.events.iter().filter_map(Json::as_object),
-        label,
-        max_bytes,
-    )
+    let messages = pending_messages(source.events.iter().filter_map(Json::as_object));
+    retain_messages(source, messages, label, max_bytes)
 }
 
-/// [`retain_source`] over the surface events as objects, borrowed from wherever they live
-/// (`prepare` reads them from the corpus's log without copying them); `source.events` is not
-/// read.
-pub(crate) fn retain_events<'a>(
+/// [`retain_source`] over the surface events as the corpus stores them (`prepare` reads them
+/// from the log without parsing the ones retention drops); `source.events` is not read.
+pub(crate) fn retain_stored<'a>(
     source: &SourceSurface<'_>,
-    events: impl IntoIterator<Item = &'a JsonObject>,
+    events: impl IntoIterator<Item = &'a Event>,
     label: &JsString,
     max_bytes: u64,
 ) -> Result<RetainedSource, Error> {
-    let messages = pending_messages(events);
+    retain_messages(source, stored_messages(events), label, max_bytes)
+}
+
+fn retain_messages(
+    source: &SourceSurface<'_>,
+    messages: Vec<PendingMessage<'_>>,
+    label: &JsString,
+    max_bytes: u64,
+) -> Result<RetainedSource, Error> {
     let compacted = messages.iter().any(|m| m.checkpoint);
     let original_messages = messages.len();
     let fixed = tag_safe_len(&snapshot_object(source, label, Vec::new()));
@@ -570,6 +630,46 @@ mod tests {
         parse(&format!(
             r#"{{"type":"assistant/message","seq":0,"time":0,"data":{{"turn":1,"step":1,"message":{{"id":"m","role":"assistant","content":{content},"source":{{"kind":"model"}}}}}},"surfaceOp":"append"}}"#
         ))
+    }
+
+    /// What retention learns of each message: from parsed objects, or scanned from stored texts.
+    fn facts(messages: &[PendingMessage<'_>]) -> Vec<(Role, bool, usize, JsString)> {
+        messages
+            .iter()
+            .map(|m| (m.role, m.checkpoint, m.bytes, m.text()))
+            .collect()
+    }
+
+    #[test]
+    fn stored_events_give_retention_what_parsed_ones_give() {
+        let compact = r#"{"kind":"plugin","plugin":"compact"}"#;
+        let events = [
+            user("plain", r#"{"kind":"user"}"#),
+            user("é \" \\ \n\t\u{1}\u{7ff}\u{800} 😀", r#"{"kind":"user"}"#),
+            parse(
+                r#"{"type":"user/message","data":{"content":[{"type":"text","text":"\ud83d"},{"type":"text","text":"\ude00\udc00x"}],"source":{"kind":"user"}}}"#,
+            ),
+            user("summary", compact),
+            user("from a plugin", r#"{"kind":"plugin","plugin":"other"}"#),
+            user("odd source", r#""user""#),
+            user("", r#"{"kind":"user"}"#),
+            assistant(r#"[{"type":"text","text":""},{"type":"text","text":""}]"#),
+            assistant(r#"[{"type":"image"},"text",{"type":"text","text":7},{"type":"text","text":"[]{},\""}]"#),
+            assistant(r#"{"type":"text","text":"not an array"}"#),
+            assistant("[]"),
+            parse(r#"{"type":"assistant/message","data":{"message":{}}}"#),
+            parse(r#"{"type":"tool/result","data":{"message":{"content":[{"type":"text","text":"t"}]}}}"#),
+        ];
+        let mut batch = crate::event::EventBatch::default();
+        for (seq, event) in (0..).zip(&events) {
+            let object = event.as_object().expect("object");
+            let kind = event.get("type").and_then(Json::as_str).expect("type");
+            batch.push(object, seq, 0, kind);
+        }
+        let stored = batch.finish();
+        let parsed = pending_messages(events.iter().filter_map(Json::as_object));
+        assert_eq!(facts(&stored_messages(&stored)), facts(&parsed));
+        assert_eq!(parsed.len(), 6, "{:?}", facts(&parsed));
     }
 
     fn texts(events: &[Json]) -> Vec<(Role, String, bool)> {
