@@ -139,10 +139,11 @@ impl SessionDocs {
 }
 
 /// One finished single-segment index, with the `doc` column of each of its segment readers
-/// opened once (not per query).
+/// decoded once into a plain array (segment document → [`DocId`]): a common word's search
+/// maps most documents, and the column's blockwise-linear decoding cost more than the match.
 struct Segment {
     searcher: Searcher,
-    ids: Vec<tantivy::columnar::Column<u64>>,
+    ids: Vec<Vec<DocId>>,
 }
 
 impl Segment {
@@ -150,7 +151,17 @@ impl Segment {
         let ids = searcher
             .segment_readers()
             .iter()
-            .map(|segment| segment.fast_fields().u64("doc").map_err(index_failed))
+            .map(|segment| {
+                let column = segment.fast_fields().u64("doc").map_err(index_failed)?;
+                (0..segment.max_doc())
+                    .map(|doc| {
+                        let id = column
+                            .first(doc)
+                            .ok_or_else(|| index_failed("a document without an id"))?;
+                        DocId::try_from(id).map_err(index_failed)
+                    })
+                    .collect::<Result<Vec<DocId>, Error>>()
+            })
             .collect::<Result<_, _>>()?;
         Ok(Segment { searcher, ids })
     }
@@ -303,7 +314,7 @@ impl TantivyProvider {
                             continue 'docs;
                         }
                     }
-                    if let Some(id) = ids.first(doc).map(|v| v as DocId).filter(|id| keep(*id)) {
+                    if let Some(&id) = ids.get(doc as usize).filter(|id| keep(**id)) {
                         visit(id, &mut postings);
                     }
                     doc = postings[0].advance();
