@@ -279,6 +279,22 @@ impl<'a> Match<'a> {
     }
 }
 
+/// Puts the first `count` of `items` in `compare` order, leaving the rest unordered behind
+/// them: a page needs the top of the order (and whether anything follows), not every match
+/// sorted. The orders are total, so an unstable selection decides the same page.
+fn order_top<T>(items: &mut [T], count: u64, compare: impl Fn(&T, &T) -> std::cmp::Ordering) {
+    let count = usize::try_from(count).unwrap_or(usize::MAX);
+    if count == 0 {
+        return;
+    }
+    if count < items.len() {
+        items.select_nth_unstable_by(count - 1, &compare);
+        items[..count].sort_unstable_by(compare);
+    } else {
+        items.sort_unstable_by(compare);
+    }
+}
+
 /// An event hit: the document's record fields plus `snippet`.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -673,7 +689,9 @@ impl<P: SearchProvider> SearchEngine<P> {
             self.merge_best(&mut best, done, &request.session_filters);
         }
         let mut ranked: Vec<Match<'_>> = best.into_values().flatten().collect();
-        ranked.sort_by(|a, b| compare_sessions(&a.key(), &b.key()));
+        order_top(&mut ranked, offset.saturating_add(request.limit), |a, b| {
+            compare_sessions(&a.key(), &b.key())
+        });
         let items = ranked
             .iter()
             .skip(offset as usize)
@@ -715,7 +733,9 @@ impl<P: SearchProvider> SearchEngine<P> {
         self.matches(&phrase, Some(&request.session_id), &request.filters, &mut |m| {
             ranked.push(m)
         })?;
-        ranked.sort_by(|a, b| compare_events(&a.key(), &b.key()));
+        order_top(&mut ranked, offset.saturating_add(request.limit), |a, b| {
+            compare_events(&a.key(), &b.key())
+        });
         let items = ranked
             .iter()
             .skip(offset as usize)
@@ -743,6 +763,32 @@ mod tests {
         let highlight = Highlight::new("😀 needle", 2, 8);
         assert_eq!((highlight.start, highlight.end), (2, 8));
         assert_eq!((highlight.start_utf16, highlight.end_utf16), (3, 9));
+    }
+
+    #[test]
+    fn order_top_orders_exactly_the_head() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..40usize {
+            for count in [0u64, 1, 3, len as u64, len as u64 + 1, u64::MAX] {
+                let items: Vec<u64> = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        state % 50
+                    })
+                    .collect();
+                let mut sorted = items.clone();
+                sorted.sort_unstable();
+                let mut top = items.clone();
+                order_top(&mut top, count, u64::cmp);
+                let head = (count.min(len as u64)) as usize;
+                assert_eq!(top[..head], sorted[..head], "{items:?} {count}");
+                let mut rest = top[head..].to_vec();
+                rest.sort_unstable();
+                assert_eq!(rest, sorted[head..], "the rest is kept");
+            }
+        }
     }
 
     #[test]
