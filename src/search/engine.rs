@@ -4,7 +4,9 @@
 
 use super::build::Build;
 use super::rank::{RankKey, compare_events, compare_sessions, merge_spans, snippet, snippet_with_highlights};
-use super::request::{EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, sanitize_text};
+use super::request::{
+    EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, is_sanitized, sanitize_text,
+};
 use super::tokenizer::{TokenizerMode, Tokens, tokenize};
 use crate::corpus::{Corpus, SessionRecord};
 use crate::documents::{EventRecord, extract_text};
@@ -188,6 +190,9 @@ pub(super) struct DocMeta {
     pub(super) surface: SurfaceLabel,
     /// Code points of the sanitised text.
     pub(super) length: u64,
+    /// Whether sanitising may change the extracted text (when false, a hit's long text is not
+    /// searched for the characters sanitising replaces).
+    pub(super) sanitising_changes: bool,
 }
 
 /// The sanitised text of one indexed document, read from the corpus the engine was reconciled
@@ -205,7 +210,12 @@ pub(super) fn document_text(corpus: &Corpus, doc: &DocMeta) -> Result<String, Er
             format!("the search index is out of step with session {:?}", &*doc.session),
         )
     })?;
-    Ok(sanitize_text(&text.to_lossy()))
+    // Hit texts are the corpus's longest documents as often as not: a clean UTF-8 text is
+    // handed on without another copy.
+    Ok(match text {
+        JsString::Utf8(text) if !doc.sanitising_changes || is_sanitized(&text) => String::from(text),
+        text => sanitize_text(&text.to_lossy()),
+    })
 }
 
 /// One shared copy of each distinct string (event types), for [`DocMeta::kind`].
