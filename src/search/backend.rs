@@ -109,6 +109,15 @@ impl SearchProvider for AnyProvider {
         delegate!(self, p => p.phrase_matches(phrase, session))
     }
 
+    fn match_counts(
+        &self,
+        phrase: &[String],
+        session: Option<&str>,
+        found: &mut dyn FnMut(DocId, u32),
+    ) -> Result<(), Error> {
+        delegate!(self, p => p.match_counts(phrase, session, found))
+    }
+
     fn commit(&mut self) -> Result<(), Error> {
         delegate!(self, p => p.commit())
     }

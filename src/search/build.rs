@@ -7,7 +7,7 @@
 //! that changes between steps is followed, never indexed half-old.
 
 use super::engine::{DocId, DocMeta, FNV_OFFSET, IndexedSession, SearchEngine, SearchProvider, fnv1a_update};
-use super::request::sanitize_text;
+use super::request::{is_sanitized, sanitize_text};
 use crate::corpus::{Corpus, SessionRecord, Source};
 use crate::documents::{EventRecord, session_documents};
 use crate::error::{Error, ErrorCode};
@@ -194,7 +194,7 @@ impl<P: SearchProvider> SearchEngine<P> {
         let batch = read_batch(&source, from, if whole { UNBOUNDED } else { budget });
         let session: Arc<str> = Arc::from(partial.id.as_str());
         let mut handed = Vec::with_capacity(batch.documents.len());
-        for (record, text) in &batch.documents {
+        for (record, text, changed) in &batch.documents {
             let meta = DocMeta {
                 session: Arc::clone(&session),
                 seq: record.seq,
@@ -202,6 +202,7 @@ impl<P: SearchProvider> SearchEngine<P> {
                 time: record.time,
                 surface: record.surface,
                 length: text.chars().count() as u64,
+                sanitising_changes: *changed,
             };
             let doc_id = self.allocate_doc()?;
             partial.docs_sum = partial.docs_sum.wrapping_add(doc_hash(&meta, text));
@@ -359,7 +360,8 @@ struct Batch {
     end: usize,
     /// Bytes of text read (each event counts at least one).
     spent: u64,
-    documents: Vec<(EventRecord, String)>,
+    /// Each document's record, sanitised text, and whether sanitising changed it.
+    documents: Vec<(EventRecord, String, bool)>,
 }
 
 /// Reads events from `from` on until about `budget` bytes of document text are read (at least
@@ -376,9 +378,13 @@ fn read_batch(source: &Source<'_>, from: usize, budget: u64) -> Batch {
         batch.end += 1;
         batch.spent += 1;
         for document in session_documents(&source.log.header.raw_id, one, &source.log.surface) {
-            let text = sanitize_text(&document.text.to_lossy());
+            let raw = document.text.to_lossy();
+            let (text, changed) = match is_sanitized(&raw) {
+                true => (raw.into_owned(), false),
+                false => (sanitize_text(&raw), true),
+            };
             batch.spent += text.len() as u64;
-            batch.documents.push((document.record, text));
+            batch.documents.push((document.record, text, changed));
         }
     }
     batch.spent = batch.spent.max(1);

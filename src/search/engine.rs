@@ -3,10 +3,10 @@
 //! grouping, paging, snippets and cursors. Providers only find phrase occurrences.
 
 use super::build::Build;
-use super::rank::{
-    MatchStats, RankKey, compare_events, compare_sessions, merge_spans, snippet, snippet_with_highlights,
+use super::rank::{RankKey, compare_events, compare_sessions, merge_spans, snippet, snippet_with_highlights};
+use super::request::{
+    EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, is_sanitized, sanitize_text,
 };
-use super::request::{EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, sanitize_text};
 use super::tokenizer::{TokenizerMode, Tokens, tokenize};
 use crate::corpus::{Corpus, SessionRecord};
 use crate::documents::{EventRecord, extract_text};
@@ -80,6 +80,22 @@ pub trait SearchProvider {
     /// Every document (of `session`, if given) whose token stream contains `phrase`
     /// contiguously, with the start positions of all occurrences, ascending.
     fn phrase_matches(&self, phrase: &[String], session: Option<&str>) -> Result<Vec<(DocId, Vec<u32>)>, Error>;
+    /// The documents [`SearchProvider::phrase_matches`] finds, each handed to `found` with its
+    /// merged span count ([`merge_spans`]) instead of its positions: all that ranking needs.
+    /// Providers that can count without building a list of positions per document override it.
+    fn match_counts(
+        &self,
+        phrase: &[String],
+        session: Option<&str>,
+        found: &mut dyn FnMut(DocId, u32),
+    ) -> Result<(), Error> {
+        for (id, starts) in self.phrase_matches(phrase, session)? {
+            if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
+                found(id, stats.match_count);
+            }
+        }
+        Ok(())
+    }
     /// Makes everything indexed so far searchable (called once per reconcile).
     fn commit(&mut self) -> Result<(), Error> {
         Ok(())
@@ -181,6 +197,9 @@ pub(super) struct DocMeta {
     pub(super) surface: SurfaceLabel,
     /// Code points of the sanitised text.
     pub(super) length: u64,
+    /// Whether sanitising may change the extracted text (when false, a hit's long text is not
+    /// searched for the characters sanitising replaces).
+    pub(super) sanitising_changes: bool,
 }
 
 /// The sanitised text of one indexed document, read from the corpus the engine was reconciled
@@ -198,7 +217,12 @@ pub(super) fn document_text(corpus: &Corpus, doc: &DocMeta) -> Result<String, Er
             format!("the search index is out of step with session {:?}", &*doc.session),
         )
     })?;
-    Ok(sanitize_text(&text.to_lossy()))
+    // Hit texts are the corpus's longest documents as often as not: a clean UTF-8 text is
+    // handed on without another copy.
+    Ok(match text {
+        JsString::Utf8(text) if !doc.sanitising_changes || is_sanitized(&text) => String::from(text),
+        text => sanitize_text(&text.to_lossy()),
+    })
 }
 
 /// One shared copy of each distinct string (event types), for [`DocMeta::kind`].
@@ -244,17 +268,17 @@ impl IndexedSession {
     }
 }
 
-/// One matching document: its metadata and how it matched.
+/// One matching document: its metadata and its merged span count.
 #[derive(Clone, Copy)]
 struct Match<'a> {
     doc: &'a DocMeta,
-    stats: MatchStats,
+    match_count: u32,
 }
 
 impl<'a> Match<'a> {
     fn key(&self) -> RankKey<'a> {
         RankKey {
-            match_count: self.stats.match_count,
+            match_count: self.match_count,
             length: self.doc.length,
             time: self.doc.time,
             session_id: &self.doc.session,
@@ -269,6 +293,22 @@ impl<'a> Match<'a> {
         } else {
             candidate
         }
+    }
+}
+
+/// Puts the first `count` of `items` in `compare` order, leaving the rest unordered behind
+/// them: a page needs the top of the order (and whether anything follows), not every match
+/// sorted. The orders are total, so an unstable selection decides the same page.
+fn order_top<T>(items: &mut [T], count: u64, compare: impl Fn(&T, &T) -> std::cmp::Ordering) {
+    let count = usize::try_from(count).unwrap_or(usize::MAX);
+    if count == 0 {
+        return;
+    }
+    if count < items.len() {
+        items.select_nth_unstable_by(count - 1, &compare);
+        items[..count].sort_unstable_by(compare);
+    } else {
+        items.sort_unstable_by(compare);
     }
 }
 
@@ -314,6 +354,29 @@ impl Highlight {
             end,
         }
     }
+}
+
+/// The code-point index in `text` where the first occurrence of `phrase` starts, reading
+/// tokens only up to its end.
+fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Option<usize> {
+    let mut tokens = Tokens::new(text, mode);
+    // Occurrences begun so far: (first code point, phrase tokens matched). All are as long as
+    // the phrase, so the first to complete is the first to have begun.
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    while let Some(token) = tokens.next_ref() {
+        open.retain_mut(|(_, matched)| {
+            let continues = phrase[*matched] == token.text;
+            *matched += 1;
+            continues
+        });
+        if phrase.first().is_some_and(|first| *first == token.text) {
+            open.push((token.char_range.start, 1));
+        }
+        if let Some(&(start, _)) = open.iter().find(|(_, matched)| *matched == phrase.len()) {
+            return Some(start);
+        }
+    }
+    None
 }
 
 /// Code-point ranges of the merged occurrences of `phrase` among `tokens`.
@@ -537,58 +600,38 @@ impl<P: SearchProvider> SearchEngine<P> {
     }
 
     /// Matching documents passing `filters`, with their metadata and stats.
-    fn matches(
-        &self,
+    fn matches<'a>(
+        &'a self,
         phrase: &[String],
         session: Option<&str>,
         filters: &[EventFilter],
-    ) -> Result<Vec<Match<'_>>, Error> {
+        found: &mut dyn FnMut(Match<'a>),
+    ) -> Result<(), Error> {
         if phrase.is_empty() {
-            return Ok(Vec::new());
+            return Ok(());
         }
-        let found = self.provider.phrase_matches(phrase, session)?;
-        Ok(found
-            .into_iter()
-            .filter_map(|(id, starts)| {
-                let doc = self.docs.get(&id)?;
-                if !Self::event_passes(doc, filters) {
-                    return None;
-                }
-                merge_spans(&starts, phrase.len() as u32).map(|stats| Match { doc, stats })
-            })
-            .collect())
+        self.provider.match_counts(phrase, session, &mut |id, match_count| {
+            if let Some(doc) = self.docs.get(&id).filter(|doc| Self::event_passes(doc, filters)) {
+                found(Match { doc, match_count });
+            }
+        })
     }
 
-    fn hit(
-        &self,
-        corpus: &Corpus,
-        doc: &DocMeta,
-        stats: &MatchStats,
-        phrase: Option<&[String]>,
-    ) -> Result<EventHit, Error> {
+    /// The hit of one matching document: its snippet is cut around the first occurrence of
+    /// `phrase`, found again in its text (ranking only needed the counts).
+    fn hit(&self, corpus: &Corpus, doc: &DocMeta, phrase: &[String], highlights: bool) -> Result<EventHit, Error> {
         let session = &self.sessions[&*doc.session];
         let text = document_text(corpus, doc)?;
-        let (snippet, highlights) = match phrase {
-            None => {
-                // Only the first span's start is needed: stop tokenizing there.
-                let mut tokens = Tokens::new(&text, self.mode);
-                let mut start = None;
-                while let Some(token) = tokens.next_ref() {
-                    if token.position as u32 == stats.first_position {
-                        start = Some(token.char_range.start);
-                        break;
-                    }
-                }
+        let (snippet, highlights) = match highlights {
+            false => {
+                let start = first_occurrence(&text, phrase, self.mode);
                 (snippet(&text, start, self.config.snippet_chars), None)
             }
-            Some(phrase) => {
+            true => {
                 let tokens = tokenize(&text, self.mode);
-                let start = tokens
-                    .iter()
-                    .find(|t| t.position as u32 == stats.first_position)
-                    .map(|t| t.char_range.start);
-                let (cut, ranges) =
-                    snippet_with_highlights(&text, start, &span_ranges(&tokens, phrase), self.config.snippet_chars);
+                let spans = span_ranges(&tokens, phrase);
+                let start = spans.first().map(|&(from, _)| from);
+                let (cut, ranges) = snippet_with_highlights(&text, start, &spans, self.config.snippet_chars);
                 let highlights = ranges
                     .iter()
                     .map(|&(from, to)| Highlight::new(&cut, from, to))
@@ -645,7 +688,7 @@ impl<P: SearchProvider> SearchEngine<P> {
         // `None` marks a session its filters exclude.
         let mut best: HashMap<&str, Option<Match<'_>>> = HashMap::new();
         let mut run: Option<(&str, Match<'_>)> = None;
-        for candidate in self.matches(&phrase, None, &request.event_filters)? {
+        self.matches(&phrase, None, &request.event_filters, &mut |candidate| {
             let session = &*candidate.doc.session;
             match run.as_mut() {
                 // Documents of one session share one `Arc<str>`: usually the same pointer.
@@ -658,12 +701,14 @@ impl<P: SearchProvider> SearchEngine<P> {
                     }
                 }
             }
-        }
+        })?;
         if let Some(done) = run {
             self.merge_best(&mut best, done, &request.session_filters);
         }
         let mut ranked: Vec<Match<'_>> = best.into_values().flatten().collect();
-        ranked.sort_by(|a, b| compare_sessions(&a.key(), &b.key()));
+        order_top(&mut ranked, offset.saturating_add(request.limit), |a, b| {
+            compare_sessions(&a.key(), &b.key())
+        });
         let items = ranked
             .iter()
             .skip(offset as usize)
@@ -674,7 +719,7 @@ impl<P: SearchProvider> SearchEngine<P> {
                     header: indexed_header(&indexed.record.header),
                     live: indexed.live,
                     persisted: indexed.persisted,
-                    best_match: self.hit(corpus, m.doc, &m.stats, request.highlights.then_some(phrase.as_slice()))?,
+                    best_match: self.hit(corpus, m.doc, &phrase, request.highlights)?,
                 })
             })
             .collect::<Result<_, Error>>()?;
@@ -701,13 +746,18 @@ impl<P: SearchProvider> SearchEngine<P> {
         };
         check_budgets(&[], &request.filters, true)?;
         let phrase = self.phrase(&request.query);
-        let mut ranked = self.matches(&phrase, Some(&request.session_id), &request.filters)?;
-        ranked.sort_by(|a, b| compare_events(&a.key(), &b.key()));
+        let mut ranked = Vec::new();
+        self.matches(&phrase, Some(&request.session_id), &request.filters, &mut |m| {
+            ranked.push(m)
+        })?;
+        order_top(&mut ranked, offset.saturating_add(request.limit), |a, b| {
+            compare_events(&a.key(), &b.key())
+        });
         let items = ranked
             .iter()
             .skip(offset as usize)
             .take(request.limit as usize)
-            .map(|m| self.hit(corpus, m.doc, &m.stats, request.highlights.then_some(phrase.as_slice())))
+            .map(|m| self.hit(corpus, m.doc, &phrase, request.highlights))
             .collect::<Result<_, Error>>()?;
         let next = offset + request.limit;
         let next_cursor =
@@ -730,6 +780,44 @@ mod tests {
         let highlight = Highlight::new("😀 needle", 2, 8);
         assert_eq!((highlight.start, highlight.end), (2, 8));
         assert_eq!((highlight.start_utf16, highlight.end_utf16), (3, 9));
+    }
+
+    #[test]
+    fn order_top_orders_exactly_the_head() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..40usize {
+            for count in [0u64, 1, 3, len as u64, len as u64 + 1, u64::MAX] {
+                let items: Vec<u64> = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        state % 50
+                    })
+                    .collect();
+                let mut sorted = items.clone();
+                sorted.sort_unstable();
+                let mut top = items.clone();
+                order_top(&mut top, count, u64::cmp);
+                let head = (count.min(len as u64)) as usize;
+                assert_eq!(top[..head], sorted[..head], "{items:?} {count}");
+                let mut rest = top[head..].to_vec();
+                rest.sort_unstable();
+                assert_eq!(rest, sorted[head..], "the rest is kept");
+            }
+        }
+    }
+
+    #[test]
+    fn first_occurrence_is_the_first_complete_phrase() {
+        let phrase = |text: &str| text.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        let mode = TokenizerMode::Unicode61;
+        // "a a b": the occurrence begun at the second "a", not the first; code points, not bytes.
+        assert_eq!(first_occurrence("é a a a b a a b", &phrase("a a b"), mode), Some(4));
+        assert_eq!(first_occurrence("x A_a", &phrase("a a"), mode), Some(2));
+        assert_eq!(first_occurrence("a b a", &phrase("a a"), mode), None);
+        assert_eq!(first_occurrence("needle", &phrase("needle"), mode), Some(0));
+        assert_eq!(first_occurrence("anything", &[], mode), None);
     }
 
     #[test]

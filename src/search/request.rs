@@ -183,11 +183,16 @@ pub fn normalize_query(value: Option<&Json>) -> Result<String, Error> {
     Ok(sanitize_text(&query))
 }
 
+/// Whether [`sanitize_text`] leaves `text` as it is.
+pub fn is_sanitized(text: &str) -> bool {
+    // Three substring searches (the standard library's, optimized even in a build for size)
+    // instead of one char-by-char scan: this runs over every indexed document.
+    !text.contains('\0') && !text.contains('\u{FDD0}') && !text.contains('\u{FDD1}')
+}
+
 /// The index-side sanitisation of 03 §3.1: NUL, U+FDD0 and U+FDD1 become U+FFFD.
 pub fn sanitize_text(text: &str) -> String {
-    // Three substring searches (memchr / SIMD) instead of one char-by-char scan: this runs over
-    // every indexed document.
-    if !text.contains('\0') && !text.contains('\u{FDD0}') && !text.contains('\u{FDD1}') {
+    if is_sanitized(text) {
         return text.to_owned();
     }
     text.chars()
@@ -380,6 +385,21 @@ mod tests {
 
     fn code(result: Result<SessionSearchRequest, Error>) -> Option<&'static str> {
         result.err().map(|e| e.code.as_str())
+    }
+
+    #[test]
+    fn is_sanitized_finds_nul_and_the_two_noncharacters_anywhere() {
+        let naive = |t: &str| !t.contains('\0') && !t.contains('\u{FDD0}') && !t.contains('\u{FDD1}');
+        // Around block boundaries, beside look-alikes (U+FDCF, U+FDD2, U+FFFD, other 0xEF leads).
+        for bad in [
+            '\0', '\u{FDD0}', '\u{FDD1}', '\u{FDCF}', '\u{FDD2}', '\u{FFFD}', '\u{F000}', 'é',
+        ] {
+            for prefix in 0..140 {
+                let text = format!("{}{bad}{}", "a".repeat(prefix), "b".repeat(prefix % 7));
+                assert_eq!(is_sanitized(&text), naive(&text), "{bad:?} after {prefix}");
+            }
+        }
+        assert!(is_sanitized(""));
     }
 
     #[test]

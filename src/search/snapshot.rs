@@ -195,6 +195,8 @@ impl<P: SegmentStore> SearchEngine<P> {
                     time: doc["time"].as_i64().unwrap_or_default(),
                     surface: label(doc["surface"].as_str().unwrap_or_default()),
                     length: text.chars().count() as u64,
+                    // Unknown here: a hit checks its text again.
+                    sanitising_changes: true,
                 },
             );
             texts.insert(id, text);

@@ -7,6 +7,7 @@
 mod tail;
 
 use super::engine::{DocId, SearchProvider};
+use super::rank::merge_spans;
 use super::tokenizer::{TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
 use std::collections::{HashMap, HashSet};
@@ -138,10 +139,11 @@ impl SessionDocs {
 }
 
 /// One finished single-segment index, with the `doc` column of each of its segment readers
-/// opened once (not per query).
+/// decoded once into a plain array (segment document → [`DocId`]): a common word's search
+/// maps most documents, and the column's blockwise-linear decoding cost more than the match.
 struct Segment {
     searcher: Searcher,
-    ids: Vec<tantivy::columnar::Column<u64>>,
+    ids: Vec<Vec<DocId>>,
 }
 
 impl Segment {
@@ -149,7 +151,17 @@ impl Segment {
         let ids = searcher
             .segment_readers()
             .iter()
-            .map(|segment| segment.fast_fields().u64("doc").map_err(index_failed))
+            .map(|segment| {
+                let column = segment.fast_fields().u64("doc").map_err(index_failed)?;
+                (0..segment.max_doc())
+                    .map(|doc| {
+                        let id = column
+                            .first(doc)
+                            .ok_or_else(|| index_failed("a document without an id"))?;
+                        DocId::try_from(id).map_err(index_failed)
+                    })
+                    .collect::<Result<Vec<DocId>, Error>>()
+            })
             .collect::<Result<_, _>>()?;
         Ok(Segment { searcher, ids })
     }
@@ -253,6 +265,63 @@ impl TantivyProvider {
             .map_err(index_failed)?;
         self.segments.push(Segment::new(reader.searcher())?);
         Ok(())
+    }
+}
+
+impl TantivyProvider {
+    /// Hands `visit` every live document (of `session`, if given) of the segments holding all
+    /// the terms of `phrase`, with the terms' postings positioned on it. Returns the filter
+    /// the tail's documents must pass too, or `None` when `session` owns nothing.
+    fn walk(
+        &self,
+        phrase: &[String],
+        session: Option<&str>,
+        visit: &mut dyn FnMut(DocId, &mut [SegmentPostings]),
+    ) -> Result<Option<impl Fn(DocId) -> bool + '_>, Error> {
+        let allowed = match session {
+            Some(id) => match self.by_session.get(id) {
+                Some(docs) => Some(docs),
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        let keep = move |id: DocId| self.live.contains(id) && allowed.is_none_or(|a| a.contains(id));
+        let terms: Vec<Term> = phrase.iter().map(|t| Term::from_field_text(self.text, t)).collect();
+        for view in &self.segments {
+            for (segment, ids) in view.searcher.segment_readers().iter().zip(&view.ids) {
+                let inverted = segment.inverted_index(self.text).map_err(index_failed)?;
+                let mut postings: Vec<SegmentPostings> = Vec::with_capacity(terms.len());
+                for term in &terms {
+                    match inverted
+                        .read_postings(term, IndexRecordOption::WithFreqsAndPositions)
+                        .map_err(index_failed)?
+                    {
+                        Some(p) => postings.push(p),
+                        None => break,
+                    }
+                }
+                if postings.is_empty() || postings.len() != terms.len() {
+                    continue;
+                }
+                let mut doc = postings[0].doc();
+                'docs: while doc != TERMINATED {
+                    // Leapfrog every term's postings to a common document.
+                    for p in postings.iter_mut() {
+                        // `seek` requires a target at or after the current document.
+                        let reached = if p.doc() >= doc { p.doc() } else { p.seek(doc) };
+                        if reached != doc {
+                            doc = reached;
+                            continue 'docs;
+                        }
+                    }
+                    if let Some(&id) = ids.get(doc as usize).filter(|id| keep(**id)) {
+                        visit(id, &mut postings);
+                    }
+                    doc = postings[0].advance();
+                }
+            }
+        }
+        Ok(Some(keep))
     }
 }
 
@@ -372,80 +441,152 @@ impl SearchProvider for TantivyProvider {
     }
 
     fn phrase_matches(&self, phrase: &[String], session: Option<&str>) -> Result<Vec<(DocId, Vec<u32>)>, Error> {
-        let allowed = match session {
-            Some(id) => match self.by_session.get(id) {
-                Some(docs) => Some(docs),
-                None => return Ok(Vec::new()),
-            },
-            None => None,
-        };
-        let terms: Vec<Term> = phrase.iter().map(|t| Term::from_field_text(self.text, t)).collect();
         let mut out = Vec::new();
-        let mut positions: Vec<Vec<u32>> = vec![Vec::new(); terms.len()];
-        for view in &self.segments {
-            for (segment, ids) in view.searcher.segment_readers().iter().zip(&view.ids) {
-                let inverted = segment.inverted_index(self.text).map_err(index_failed)?;
-                let mut postings: Vec<SegmentPostings> = Vec::with_capacity(terms.len());
-                for term in &terms {
-                    match inverted
-                        .read_postings(term, IndexRecordOption::WithFreqsAndPositions)
-                        .map_err(index_failed)?
-                    {
-                        Some(p) => postings.push(p),
-                        None => break,
-                    }
-                }
-                if postings.len() != terms.len() {
-                    continue;
-                }
-                let mut doc = postings[0].doc();
-                'docs: while doc != TERMINATED {
-                    // Leapfrog every term's postings to a common document.
-                    for p in postings.iter_mut() {
-                        // `seek` requires a target at or after the current document.
-                        let reached = if p.doc() >= doc { p.doc() } else { p.seek(doc) };
-                        if reached != doc {
-                            doc = reached;
-                            continue 'docs;
-                        }
-                    }
-                    let id = ids.first(doc).map(|v| v as DocId);
-                    if let Some(id) = id.filter(|id| self.live.contains(*id) && allowed.is_none_or(|a| a.contains(*id)))
-                    {
-                        for (p, out_positions) in postings.iter_mut().zip(positions.iter_mut()) {
-                            p.positions(out_positions);
-                        }
-                        let starts: Vec<u32> = positions[0]
-                            .iter()
-                            .copied()
-                            .filter(|start| {
-                                positions
-                                    .iter()
-                                    .enumerate()
-                                    .skip(1)
-                                    .all(|(i, ps)| ps.binary_search(&(start + i as u32)).is_ok())
-                            })
-                            .collect();
-                        if !starts.is_empty() {
-                            out.push((id, starts));
-                        }
-                    }
-                    doc = postings[0].advance();
+        if phrase.is_empty() {
+            return Ok(out);
+        }
+        let mut starts = Vec::new();
+        let mut positions = vec![Vec::new(); phrase.len()];
+        let keep = self.walk(phrase, session, &mut |id, postings| {
+            phrase_starts(postings, &mut positions, &mut starts);
+            if !starts.is_empty() {
+                out.push((id, starts.clone()));
+            }
+        })?;
+        if let Some(keep) = keep {
+            self.tail.phrase_matches(phrase, keep, &mut out);
+        }
+        Ok(out)
+    }
+
+    fn match_counts(
+        &self,
+        phrase: &[String],
+        session: Option<&str>,
+        found: &mut dyn FnMut(DocId, u32),
+    ) -> Result<(), Error> {
+        if phrase.is_empty() {
+            return Ok(());
+        }
+        let mut starts = Vec::new();
+        let mut positions = vec![Vec::new(); phrase.len()];
+        let keep = self.walk(phrase, session, &mut |id, postings| {
+            if let [single] = postings {
+                // One term: every occurrence is its own span, so the count is the term
+                // frequency, and no position is decoded.
+                found(id, single.term_freq());
+                return;
+            }
+            phrase_starts(postings, &mut positions, &mut starts);
+            if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
+                found(id, stats.match_count);
+            }
+        })?;
+        if let Some(keep) = keep {
+            let mut tail = Vec::new();
+            self.tail.phrase_matches(phrase, keep, &mut tail);
+            for (id, starts) in tail {
+                if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
+                    found(id, stats.match_count);
                 }
             }
         }
-        let keep = |id: DocId| self.live.contains(id) && allowed.is_none_or(|a| a.contains(id));
-        self.tail.phrase_matches(phrase, keep, &mut out);
-        Ok(out)
+        Ok(())
     }
+}
+
+/// The occurrences of a phrase in the document `postings` (one per phrase term, in order) are
+/// positioned on: the positions of its first term that every later term continues.
+/// `positions` (one buffer per term) and `starts` are reused between documents.
+fn phrase_starts(postings: &mut [SegmentPostings], positions: &mut [Vec<u32>], starts: &mut Vec<u32>) {
+    for (p, out) in postings.iter_mut().zip(positions.iter_mut()) {
+        p.positions(out);
+    }
+    starts.clear();
+    let (first, rest) = positions.split_first().expect("a phrase has a term");
+    starts.extend(first.iter().copied().filter(|start| {
+        rest.iter()
+            .enumerate()
+            .all(|(i, ps)| ps.binary_search(&(start + i as u32 + 1)).is_ok())
+    }));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::engine::ScanProvider;
 
     fn phrase(text: &str) -> Vec<String> {
         text.split(' ').map(str::to_owned).collect()
+    }
+
+    /// `(id, count)` of every document `match_counts` reports, sorted.
+    fn counts(provider: &impl SearchProvider, phrase: &[String], session: Option<&str>) -> Vec<(DocId, u32)> {
+        let mut out = Vec::new();
+        provider
+            .match_counts(phrase, session, &mut |id, count| out.push((id, count)))
+            .expect("counts");
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn match_counts_equal_the_merged_spans_of_the_scan_reference() {
+        // Few words, so phrases repeat and overlap ("a a" in "a a a"); documents in segments
+        // and in the tail, in two sessions.
+        let words = ["a", "b", "the", "a"];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let texts: Vec<String> = (0..120)
+            .map(|_| {
+                (0..next(12))
+                    .map(|_| words[next(words.len())])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let mode = TokenizerMode::Unicode61;
+        let mut scan = ScanProvider::new(mode);
+        let mut segments = TantivyProvider::without_tail(mode);
+        let mut tail = TantivyProvider::new(mode);
+        for (s, chunk) in texts.chunks(60).enumerate() {
+            let docs: Vec<(DocId, &str)> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, t)| ((s * 60 + i) as DocId, t.as_str()))
+                .collect();
+            let session = format!("s{s}");
+            scan.replace_session(&session, &docs).expect("indexes");
+            segments.replace_session(&session, &docs).expect("indexes");
+            tail.replace_session(&session, &docs).expect("indexes");
+        }
+        segments.commit().expect("commits");
+        tail.commit().expect("commits");
+        assert!(tail.segments.is_empty() && !segments.segments.is_empty());
+        let phrases = ["a", "the", "a a", "a b", "b a a", "a a a", "the the", "zz"];
+        for text in phrases {
+            let phrase = phrase(text);
+            for session in [None, Some("s0"), Some("s1"), Some("none")] {
+                let mut expected: Vec<(DocId, u32)> = scan
+                    .phrase_matches(&phrase, session)
+                    .expect("scans")
+                    .into_iter()
+                    .filter_map(|(id, starts)| Some((id, merge_spans(&starts, phrase.len() as u32)?.match_count)))
+                    .collect();
+                expected.sort_unstable();
+                assert!(
+                    text == "zz" || session == Some("none") || !expected.is_empty(),
+                    "{text}"
+                );
+                assert_eq!(counts(&segments, &phrase, session), expected, "{text} in {session:?}");
+                assert_eq!(counts(&tail, &phrase, session), expected, "{text} in {session:?}");
+            }
+        }
     }
 
     #[test]
