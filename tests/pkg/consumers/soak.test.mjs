@@ -73,7 +73,7 @@ function smallLog(n) {
   const createdAt = 1_700_000_000_000 + n * 60_000;
   const lines = [JSON.stringify({ type: 'session', version: 0, id, createdAt, cwd: '/home/dev/app', delegationDepth: 0 })];
   for (let seq = 0; seq < 8; seq += 1) {
-    const text = `Session ${n} step ${seq}: module ${(n * 31 + seq) % 997} failed on line ${seq * 7}. `.repeat(4);
+    const text = `Session ${n} step ${seq}: module ${(n * 31 + seq) % 997} failed on line ${seq * 7}. `.repeat(8);
     lines.push(JSON.stringify({
       type: 'user/message', seq, time: createdAt + seq + 1, surfaceOp: 'append',
       data: { id: `m${seq}`, role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } },
