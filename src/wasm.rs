@@ -29,6 +29,10 @@ impl From<Error> for JsValue {
 /// One WebAssembly page.
 const PAGE_BYTES: usize = 64 * 1024;
 
+/// The most one headroom block takes (64 MiB): what the last block leaves unused stays
+/// allocated, and past half a GiB blocks of 64 MiB still keep the grows to a few dozen.
+const MAX_HEADROOM_PAGES: usize = 1024;
+
 thread_local! {
     /// The memory's size in pages after the last [`keep_headroom`].
     static PAGES_SEEN: Cell<usize> = const { Cell::new(0) };
@@ -41,13 +45,13 @@ thread_local! {
 /// as at the start. When memory grew since the last call, a block of an eighth of it is
 /// allocated and freed at once: one grow, and the free space it leaves serves the allocations
 /// after it (8,000 logs then load in 2.3 s, 16,000 in 4.4 s). Memory never shrinks, so an
-/// eighth keeps what may stay unused small.
+/// eighth, at most [`MAX_HEADROOM_PAGES`], keeps what may stay unused small.
 fn keep_headroom() {
     let pages = core::arch::wasm32::memory_size(0);
     if pages > PAGES_SEEN.get() {
         // Near the 4 GiB wall the block may not fit: then memory just grows as it did.
         let mut block = Vec::<u8>::new();
-        let _ = block.try_reserve_exact(pages / 8 * PAGE_BYTES);
+        let _ = block.try_reserve_exact((pages / 8).min(MAX_HEADROOM_PAGES) * PAGE_BYTES);
         drop(block);
         PAGES_SEEN.set(core::arch::wasm32::memory_size(0));
     }
