@@ -242,6 +242,17 @@ impl LoadJob {
 }
 
 impl LoadFailure {
+    /// A copy of `id` at `input` / `path` whose header disagrees with another copy's.
+    fn source_conflict(input: &str, path: &str, id: &str, message: String) -> LoadFailure {
+        LoadFailure {
+            input: input.to_owned(),
+            path: path.to_owned(),
+            session_id: Some(id.to_owned()),
+            code: ErrorCode::QuerySourceConflict,
+            message,
+        }
+    }
+
     fn of_file(f: FileFailure) -> LoadFailure {
         LoadFailure {
             input: f.input,
@@ -390,13 +401,9 @@ impl Corpus {
             outcome,
         };
         let conflict = |report: &mut LoadReport, message: String| {
-            report.failures.push(LoadFailure {
-                input: origin.input.clone(),
-                path: origin.path.clone(),
-                session_id: Some(id.clone()),
-                code: ErrorCode::QuerySourceConflict,
-                message,
-            });
+            report
+                .failures
+                .push(LoadFailure::source_conflict(&origin.input, &origin.path, &id, message));
         };
         if self.conflicted.contains(&id) {
             conflict(report, format!("session {id:?} has copies whose headers disagree"));

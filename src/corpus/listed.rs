@@ -191,13 +191,9 @@ impl Corpus {
         let id = header.id.clone();
         let path = path_of(&file).to_owned();
         let conflict = |report: &mut ListingReport, message: String| {
-            report.failures.push(LoadFailure {
-                input: file.input.clone(),
-                path: file.path.clone(),
-                session_id: Some(id.clone()),
-                code: ErrorCode::QuerySourceConflict,
-                message,
-            })
+            report
+                .failures
+                .push(LoadFailure::source_conflict(&file.input, &file.path, &id, message))
         };
         if self.conflicted.contains(&id) {
             return conflict(report, format!("session {id:?} has copies whose headers disagree"));
