@@ -172,11 +172,8 @@ fn stored_messages<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<Pendi
         let bytes = json::item_texts(content)
             .filter(|block| json::member_text(block, "type") == Some("\"text\""))
             .filter_map(|block| json::member_text(block, "text").filter(|text| text.starts_with('"')))
-            .map(json::printed_string_len)
-            .fold(None, |joined, len| match joined {
-                None => Some(len),
-                Some(before) => Some(before + 1 + len),
-            });
+            .map(json::printed_string_len);
+        let bytes = joined_len(bytes);
         if let Some(bytes) = bytes.filter(|&b| b > 0) {
             conversation.push(PendingMessage {
                 role,
@@ -187,6 +184,11 @@ fn stored_messages<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<Pendi
         }
     }
     conversation
+}
+
+/// The length of texts of these lengths joined with a one-byte separator; `None` for none.
+fn joined_len(lens: impl Iterator<Item = usize>) -> Option<usize> {
+    lens.reduce(|before, len| before + 1 + len)
 }
 
 /// The projection of [`project_conversation`], texts not built (a non-object event is dropped,
@@ -219,12 +221,7 @@ fn pending_messages<'a>(events: impl IntoIterator<Item = &'a JsonObject>) -> Vec
             _ => continue,
         };
         let blocks = content.and_then(Json::as_array).unwrap_or_default();
-        let bytes = text_blocks(blocks)
-            .map(utf8_len)
-            .fold(None, |joined, len| match joined {
-                None => Some(len),
-                Some(before) => Some(before + 1 + len),
-            });
+        let bytes = joined_len(text_blocks(blocks).map(utf8_len));
         if let Some(bytes) = bytes.filter(|&b| b > 0) {
             conversation.push(PendingMessage {
                 role,
