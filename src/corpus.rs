@@ -766,7 +766,8 @@ mod tests {
         assert_eq!(locale_compare("a", "A"), Ordering::Less);
     }
 
-    fn log(id: &str, created_at: u64, texts: &[&str]) -> Input {
+    /// A persisted log of `id` with one user message per text (also for `listed`'s tests).
+    pub(in crate::corpus) fn log_text(id: &str, created_at: u64, texts: &[&str]) -> Vec<u8> {
         let mut text =
             format!(r#"{{"type":"session","version":0,"id":"{id}","createdAt":{created_at},"delegationDepth":0}}"#);
         for (seq, t) in texts.iter().enumerate() {
@@ -775,9 +776,13 @@ mod tests {
                 seq + 2
             ));
         }
+        format!("{text}\n").into_bytes()
+    }
+
+    fn log(id: &str, created_at: u64, texts: &[&str]) -> Input {
         Input::File {
             name: format!("{id}-{created_at}-{}.jsonl", texts.len()),
-            bytes: format!("{text}\n").into_bytes(),
+            bytes: log_text(id, created_at, texts),
         }
     }
 

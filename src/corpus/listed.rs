@@ -284,18 +284,7 @@ impl Corpus {
 mod tests {
     use super::*;
     use crate::archive::Input;
-
-    fn log_text(id: &str, created_at: u64, texts: &[&str]) -> Vec<u8> {
-        let mut text =
-            format!(r#"{{"type":"session","version":0,"id":"{id}","createdAt":{created_at},"delegationDepth":0}}"#);
-        for (seq, t) in texts.iter().enumerate() {
-            text.push_str(&format!(
-                "\n{{\"type\":\"user/message\",\"seq\":{seq},\"time\":{},\"data\":{{\"id\":\"m{seq}\",\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"{t}\"}}],\"source\":{{\"kind\":\"user\"}}}},\"surfaceOp\":\"append\"}}",
-                seq + 2
-            ));
-        }
-        format!("{text}\n").into_bytes()
-    }
+    use crate::corpus::tests::log_text;
 
     /// Three sessions (one with a shorter second copy), one corrupt, one without a header.
     fn entries() -> Vec<(String, Vec<u8>)> {
