@@ -9,9 +9,14 @@ import { join, relative, sep } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { readInputs } from './consumers/inputs.mjs';
 
-const WORKER = `
+/**
+ * A Worker module that decodes the posted `{entries}` (base64 bytes) and answers with
+ * `run(api, inputs)` imported from `module`, or a 500 with the error's stack.
+ */
+function workerSource(module, run) {
+  return `
 import * as api from 'dsh-session-search';
-import { runScenario } from './scenario.mjs';
+import { ${run} } from './${module}';
 
 function decode(b64) {
   const text = atob(b64);
@@ -25,13 +30,16 @@ export default {
     const { entries } = await request.json();
     const inputs = entries.map((e) => ({ path: e.path, bytes: decode(e.bytes) }));
     try {
-      return Response.json(await runScenario(api, inputs));
+      return Response.json(await ${run}(api, inputs));
     } catch (error) {
       return new Response(String(error.stack || error), { status: 500 });
     }
   },
 };
 `;
+}
+
+const WORKER = workerSource('scenario.mjs', 'runScenario');
 
 function packageModules(app) {
   const pkg = join(app, 'node_modules', 'dsh-session-search');
@@ -132,28 +140,7 @@ export async function runWorkerd({ app, tools, inputs, expected }) {
   });
 }
 
-const LAZY_WORKER = `
-import * as api from 'dsh-session-search';
-import { runLazy } from './lazy.mjs';
-
-function decode(b64) {
-  const text = atob(b64);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return bytes;
-}
-
-export default {
-  async fetch(request) {
-    const { entries } = await request.json();
-    try {
-      return Response.json(await runLazy(api, entries.map((e) => ({ path: e.path, bytes: decode(e.bytes) }))));
-    } catch (error) {
-      return new Response(String(error.stack || error), { status: 500 });
-    }
-  },
-};
-`;
+const LAZY_WORKER = workerSource('lazy.mjs', 'runLazy');
 
 /** lazy.mjs's comparisons of a lazy source with a full load, inside a Worker. */
 export async function runWorkerdLazy({ app, tools, root }) {
