@@ -1,4 +1,4 @@
-//! Semantic documents (spec 03): the text DSH extracts from each event, and the document set
+//! Semantic documents: the text DSH extracts from each event, and the document set
 //! of a session (`{sessionId, seq, type, time, surface, text}` for every event with text).
 
 use crate::fold::{Surface, SurfaceLabel};
@@ -6,7 +6,7 @@ use crate::json::{JsString, Json};
 use crate::log::Event;
 use serde::Serialize;
 
-/// One event without its payload (03 §4): DSH's `listEvents` record, which documents and
+/// One event without its payload: DSH's `listEvents` record, which documents and
 /// search hits extend.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,5 +1,5 @@
 //! Provider-independent filters: session metadata clauses, event metadata clauses and the
-//! literal, whitespace-flexible, case-insensitive text scan (spec 03 §5, 04 §6).
+//! literal, whitespace-flexible, case-insensitive text scan.
 
 use crate::corpus::SessionRecord;
 use crate::documents::Document;

@@ -222,7 +222,7 @@ fn check_tool_result_rewrite(event: &Event, shadowed: &[u64], events: &[Event]) 
     Ok(())
 }
 
-/// Folds a whole log. Fails with `SESSION_QUERY_INVALID_SURFACE` on any rule of spec 02 §4–5;
+/// Folds a whole log. Fails with `SESSION_QUERY_INVALID_SURFACE` on any rule of the fold;
 /// nothing is partially applied.
 pub fn fold_surface(events: &[Event]) -> Result<Surface, Error> {
     let mut surface = Surface::default();

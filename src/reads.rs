@@ -475,7 +475,7 @@ impl Corpus {
         })
     }
 
-    /// Every semantic document of a session (spec 03), in seq order.
+    /// Every semantic document of a session, in seq order.
     pub fn list_documents(&self, id: &str) -> Result<Vec<Document>, Error> {
         let log = self.source(id)?.log;
         Ok(session_documents(&log.header.raw_id, &log.events, &log.surface))

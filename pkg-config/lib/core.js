@@ -749,7 +749,7 @@ function isRequestError(error) {
   return error instanceof SessionArgumentError || (error instanceof SessionQueryError && REQUEST_CODES.has(error.code));
 }
 
-/** The codes DSH returns before it looks at the signal (spec 04 §3.3 steps 1–2). */
+/** The codes DSH returns before it looks at the signal. */
 const REQUEST_CODES = new Set([
   'SESSION_QUERY_SEARCH_DISABLED',
   'SESSION_QUERY_INVALID_FILTER',

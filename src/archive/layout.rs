@@ -1,4 +1,4 @@
-//! Persistence-root naming (01 §8.3): project and session directory names, and the identity
+//! Persistence-root naming: project and session directory names, and the identity
 //! binding that ties a header to the directory its log was found in.
 
 /// Code units kept as they are in directory names.

@@ -77,7 +77,7 @@ pub struct SessionLog {
     pub header: SessionHeader,
     /// Every event, stored ones first, then any synthetic closers.
     pub events: Vec<Event>,
-    /// How many trailing events are synthetic closers added in memory (01 §9.4).
+    /// How many trailing events are synthetic closers added in memory.
     pub synthetic_closers: usize,
     /// Bytes at the end of the file ignored as a torn tail.
     pub torn_bytes: u64,

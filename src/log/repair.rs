@@ -1,4 +1,4 @@
-//! Synthetic closers for a log that ends inside a turn (01 §9.4): error results for pending
+//! Synthetic closers for a log that ends inside a turn: error results for pending
 //! tool calls, then `step/end` and `turn/end {interrupted}`, added in memory only.
 
 use crate::json::{Json, JsonObject};

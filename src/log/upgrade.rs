@@ -1,4 +1,4 @@
-//! Older version-0 shapes rewritten to the current ones before validation (01 §9.3), and the
+//! Older version-0 shapes rewritten to the current ones before validation, and the
 //! retired vocabulary that makes a log corrupt instead.
 
 use super::LogFault;

@@ -1,4 +1,4 @@
-//! Cancellation of reference calls (05 §5.9.3, 06 §6.1): a token a host cancels from anywhere
+//! Cancellation of reference calls: a token a host cancels from anywhere
 //! (another thread, a UI teardown), checked between the steps of `prepare` and discovery.
 
 use crate::error::{Error, ErrorCode};

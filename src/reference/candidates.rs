@@ -1,4 +1,4 @@
-//! Candidate discovery (05 §5.3, 06 §6.1): the sessions a message may cite, ranked by working
+//! Candidate discovery: the sessions a message may cite, ranked by working
 //! directory, labelled by their latest title, filtered by a case-insensitive query, each with
 //! its ready-made mention.
 //!
@@ -311,7 +311,7 @@ mod tests {
         corpus
     }
 
-    /// The corpus of spec 05 §5.3.8, plus a subagent child with a creation label.
+    /// DSH's candidate example corpus, plus a subagent child with a creation label.
     fn example() -> Corpus {
         corpus(&[
             ("t0", Some("/w/app"), 100, vec![user(0, "hello")]),

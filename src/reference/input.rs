@@ -1,4 +1,4 @@
-//! What `prepare` checks before any read (05 §5.2.7, §5.5.2, §5.9.2): the reference
+//! What `prepare` checks before any read: the reference
 //! configuration, and the normalization of a message's references (shape checks, self
 //! reference, first-label-wins deduplication, the distinct-source limit) in DSH's exact order.
 

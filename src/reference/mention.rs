@@ -1,4 +1,4 @@
-//! Mentions (05 §5.4.3–5.4.5): formatting `@[label](dsh-session:…)` with DSH's escaping, and
+//! Mentions: formatting `@[label](dsh-session:…)` with DSH's escaping, and
 //! parsing host text into readable `@label` text plus the structured references it cites.
 //!
 //! DSH matches with one JavaScript regular expression (`u` flag). The scan here states the same

@@ -1,4 +1,4 @@
-//! Cross-session references (spec 05), the pure core: `dsh-session:` URIs, mentions and their
+//! Cross-session references, the pure core: `dsh-session:` URIs, mentions and their
 //! parsing, input normalization, projection and byte-budget retention of a source surface, and
 //! the prompt, source record and context message, all byte-identical to DSH.
 //!
@@ -7,7 +7,7 @@
 //! [`normalize_reference_values`]), reads each source's surface (what `Corpus::read_surface`
 //! reads, its events borrowed from the log instead of copied), then fits and renders them as
 //! [`render_sources`] does with the normalized labels, and adds the design's budget resolution,
-//! spill reports, cancellation and append order (spec 06 §6.1). Retention builds only the texts
+//! spill reports, cancellation and append order. Retention builds only the texts
 //! it keeps, so preparing a long source costs about its snapshot, not its length.
 //!
 //! Ids, labels and texts are JavaScript strings ([`JsString`](crate::json::JsString)) because

@@ -1,4 +1,4 @@
-//! `prepare` (05 §5.5, 06 §6.1): turns one message's references into DSH's frozen context
+//! `prepare`: turns one message's references into DSH's frozen context
 //! message, reading each source's current surface from the corpus, plus the design's
 //! additions: budget resolution, spill locators, cancellation and the append order.
 //!

@@ -1,4 +1,4 @@
-//! Rendering (05 §5.8, §5.2.6, §5.5.5): tag-safe JSON, the model-facing prompt with its
+//! Rendering: tag-safe JSON, the model-facing prompt with its
 //! warning and `<referenced-sessions>` framing, the durable source record, the context message,
 //! and [`render_sources`], the pure core `prepare` runs after its reads.
 
@@ -74,7 +74,7 @@ fn count(n: u64) -> Json {
 pub struct RenderedReferences {
     /// The context message's text.
     pub prompt: String,
-    /// The context message's `source` (05 §5.2.6).
+    /// The context message's `source`.
     pub source: Json,
     /// The fitted sources, in input order.
     pub sources: Vec<RetainedSource>,

@@ -1,4 +1,4 @@
-//! One source's snapshot (05 §5.6–5.7): projecting a current surface into user/assistant
+//! One source's snapshot: projecting a current surface into user/assistant
 //! text, then fitting the snapshot object into the per-source byte budget with DSH's exact
 //! retention (drop oldest non-checkpoint messages, then shorten the longest text head/tail with
 //! a UTF-8 omission notice), and the statistics the source record carries.

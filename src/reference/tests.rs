@@ -1,4 +1,4 @@
-//! Tests of the reference core as a whole: spec 05's three worked examples reproduced byte for
+//! Tests of the reference core as a whole: DSH's three worked reference examples reproduced byte for
 //! byte from their source surfaces, and property tests (budget, framing, URI round-trip).
 
 #[cfg(not(target_arch = "wasm32"))]

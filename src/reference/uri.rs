@@ -1,4 +1,4 @@
-//! `dsh-session:` URIs (05 §5.4.1–5.4.2): encoding any JavaScript string id, and decoding with
+//! `dsh-session:` URIs: encoding any JavaScript string id, and decoding with
 //! DSH's canonical round-trip check.
 //!
 //! `uri(id) = "dsh-session:" + base64url_nopad(utf8(JSON.stringify(id)))`. `JSON.stringify`

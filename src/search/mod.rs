@@ -1,4 +1,4 @@
-//! Full-text search over the documents of a corpus (spec 04): the tokenizer that defines recall.
+//! Full-text search over the documents of a corpus: the tokenizer that defines recall.
 pub mod backend;
 pub mod build;
 pub mod engine;

@@ -1,4 +1,4 @@
-//! Relevance and snippets (04 §7–§8): merged match spans, DSH's total orders for events and
+//! Relevance and snippets: merged match spans, DSH's total orders for events and
 //! sessions, and the bounded whitespace-collapsed excerpt around the first span.
 
 use crate::documents::is_js_whitespace;
@@ -66,7 +66,7 @@ pub fn compare_sessions(a: &RankKey<'_>, b: &RankKey<'_>) -> Ordering {
         .then(b.seq.cmp(&a.seq))
 }
 
-/// The snippet of 04 §8: `text` is the sanitised document text and `match_start` the
+/// DSH's snippet: `text` is the sanitised document text and `match_start` the
 /// code-point index (in `text`) where the first span starts, if any.
 pub fn snippet(text: &str, match_start: Option<usize>, max: usize) -> String {
     snippet_with_highlights(text, match_start, &[], max).0
@@ -130,7 +130,7 @@ pub fn snippet_with_highlights(
     (out, highlights)
 }
 
-/// The visible slice `clean[start..end]` and its ellipses (04 §8 steps 2–5).
+/// The visible slice `clean[start..end]` and its ellipses.
 fn window(n: usize, m: Option<usize>, max: usize) -> (usize, usize, &'static str, &'static str) {
     if n <= max {
         return (0, n, "", "");

@@ -1,4 +1,4 @@
-//! Search requests as DSH validates them (04 §3–§4, §6): normalisation in DSH's error
+//! Search requests as DSH validates them: normalisation in DSH's error
 //! precedence, query normalisation, limits, filter budgets and the canonical request identity
 //! that cursors are bound to.
 
@@ -156,7 +156,7 @@ fn cursor_of(request: &Json) -> Result<Option<String>, Error> {
 pub const MAX_QUERY_BYTES: usize = 16 << 10;
 
 /// Trims, collapses JavaScript whitespace runs to one space, rejects blank text and NUL, and
-/// maps the highlight-marker noncharacters U+FDD0 / U+FDD1 to U+FFFD (04 §4).
+/// maps the highlight-marker noncharacters U+FDD0 / U+FDD1 to U+FFFD.
 pub fn normalize_query(value: Option<&Json>) -> Result<String, Error> {
     let invalid = |m: &str| Error::new(ErrorCode::QueryInvalidQuery, m);
     let text = value
@@ -190,7 +190,7 @@ pub fn is_sanitized(text: &str) -> bool {
     !text.contains('\0') && !text.contains('\u{FDD0}') && !text.contains('\u{FDD1}')
 }
 
-/// The index-side sanitisation of 03 §3.1: NUL, U+FDD0 and U+FDD1 become U+FFFD.
+/// The index-side sanitisation: NUL, U+FDD0 and U+FDD1 become U+FFFD.
 pub fn sanitize_text(text: &str) -> String {
     if is_sanitized(text) {
         return text.to_owned();
@@ -257,7 +257,7 @@ fn event_filter_budget(filter: &EventFilter) -> (usize, usize) {
     }
 }
 
-/// The predicate and binding budgets of 04 §6.3 (`SESSION_QUERY_INVALID_FILTER`).
+/// The predicate and binding budgets of a filter (`SESSION_QUERY_INVALID_FILTER`).
 pub fn check_budgets(
     session_filters: &[SessionFilter],
     event_filters: &[EventFilter],

@@ -1,4 +1,4 @@
-//! Index snapshots (06 §6.2): the built in-memory tantivy index exported as bytes and reopened
+//! Index snapshots: the built in-memory tantivy index exported as bytes and reopened
 //! later over the same corpus without re-indexing — refused when the crate version, the
 //! tokenizer or any session's indexed content differs.
 //!

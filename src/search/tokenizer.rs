@@ -3,7 +3,7 @@
 //! [`TokenizerMode::Unicode61`] yields exactly the tokens (folded text and positions) that
 //! SQLite FTS5's built-in `unicode61` tokenizer yields with its default options
 //! (`remove_diacritics 1`, `categories 'L* N* Co'`, no `tokenchars`/`separators`), which is
-//! what DeepSeek Harness indexes and queries with (spec 04 §5). The algorithm is a line-by-line
+//! what DeepSeek Harness indexes and queries with. The algorithm is a line-by-line
 //! port of `fts5UnicodeTokenize` and the character data is SQLite's own Unicode 6.1 tables
 //! ([`unicode61`](self) submodule), so code points added to Unicode after 6.1 (🥰, 🫠, recent CJK
 //! extensions) are token characters exactly as in SQLite. Two details of FTS5 outside the
@@ -11,7 +11,7 @@
 //! U+FFFD (a separator), and FTS5 stores and queries at most [`MAX_TERM_BYTES`] bytes of a
 //! token.
 //!
-//! [`TokenizerMode::Cjk`] (spec 06 §6.2) is the same token stream except that every
+//! [`TokenizerMode::Cjk`] is the same token stream except that every
 //! `unicode61` token containing Han, Hiragana, Katakana, Hangul or Thai letters is replaced by
 //! smaller tokens, so that a substring of a text written without spaces can be found:
 //!

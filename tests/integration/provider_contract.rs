@@ -1,4 +1,4 @@
-//! One conformance suite for every search provider: each rule of spec 04 is a named function
+//! One conformance suite for every search provider: each rule of DSH's search is a named function
 //! taking a fresh engine, called once per backend. Runs natively and, for the backends wasm
 //! has, under Node (`make test-wasm`).
 
@@ -38,7 +38,7 @@ fn to_json(value: &Value) -> Json {
     Json::parse(&value.to_string(), Default::default()).expect("json")
 }
 
-/// The corpus of spec 04 §13: `a1` live, `b2` loaded from storage.
+/// DSH's search example corpus: `a1` live, `b2` loaded from storage.
 fn worked_example() -> Corpus {
     let mut corpus = Corpus::new();
     let b2 = log_text(

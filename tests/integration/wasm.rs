@@ -8,7 +8,7 @@ use ruzstd::encoding::{CompressionLevel, compress_to_vec};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::wasm_bindgen_test;
 
-/// The spec's compaction example (02 §7.2), written as DSH writes zstd logs: the header in its
+/// The documented compaction example, written as DSH writes zstd logs: the header in its
 /// own frame, then one frame per durable batch.
 fn compacted_zstd_log() -> Vec<u8> {
     let fixture = include_str!("../fixtures/spec/compaction_shadows_prefix.jsonl");

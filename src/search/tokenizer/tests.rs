@@ -1,4 +1,4 @@
-//! Tests of the tokenizer: every example of spec 04 §4–§5, the ported tables against their fast
+//! Tests of the tokenizer: every query and tokenizer example DSH documents, the ported tables against their fast
 //! paths for every code point, the CJK mode, and (natively) differential tests against SQLite.
 
 use super::{MAX_TERM_BYTES, Token, TokenizerMode, Tokens, tokenize, unicode61};
@@ -19,7 +19,7 @@ fn cjk_terms(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Spec 04 §4 matching: the query's terms occur contiguously, in order, in the document's.
+/// Phrase matching: the query's terms occur contiguously, in order, in the document's.
 fn phrase_matches(document: &str, query: &str, mode: TokenizerMode) -> bool {
     let document = tokenize(document, mode);
     let query = tokenize(query, mode);
@@ -60,7 +60,7 @@ fn check_invariants(text: &str, tokens: &[Token<'_>]) {
     }
 }
 
-// ---- Spec 04 §4: query examples --------------------------------------------------------------
+// ---- query examples --------------------------------------------------------------
 
 #[test]
 fn query_examples_of_section_4() {
@@ -91,7 +91,7 @@ fn operators_are_ordinary_words() {
     assert_eq!(terms("\"x\" ^y:z (w)"), ["x", "y", "z", "w"]);
 }
 
-// ---- Spec 04 §5.1: token characters and separators ------------------------------------------
+// ---- token characters and separators ------------------------------------------
 
 #[test]
 fn underscore_separates() {
@@ -251,7 +251,7 @@ fn unassigned_in_unicode_6_1_is_a_token_character() {
     );
 }
 
-// ---- Spec 04 §5.2: folding ---------------------------------------------------------------------
+// ---- folding ---------------------------------------------------------------------
 
 #[test]
 fn ascii_case_folds() {
@@ -814,7 +814,7 @@ mod sqlite {
         Ok(())
     }
 
-    /// Tricky strings found while building the tokenizer, plus every spec example.
+    /// Tricky strings found while building the tokenizer, plus every documented example.
     const REGRESSIONS: &[&str] = &[
         "foo_bar",
         "don't",
