@@ -66,6 +66,9 @@ function compare(results, expected, where) {
     if (checks.aborted !== 'SessionQueryError SESSION_QUERY_ABORTED') throw new Error(`${where} ${side}: abort gave ${checks.aborted}`);
     if (!checks.spill || !/^mem:\/\/.+@\d+$/.test(checks.spill.locator) || checks.spill.cancelled !== 'SessionReferenceError SESSION_REFERENCE_CANCELLED') throw new Error(`${where} ${side}: spill ${JSON.stringify(checks.spill)}`);
     if (checks.closed !== 'SessionArgumentError SESSION_ARCHIVE_CLOSED') throw new Error(`${where} ${side}: after free ${checks.closed}`);
+    // A lazy source's callbacks cannot be posted to a worker: its entry refuses the source.
+    const lazy = side === 'page' ? 'listed 0' : 'SessionArgumentError SESSION_INVALID_ARGUMENT';
+    if (checks.lazy !== lazy) throw new Error(`${where} ${side}: a lazy source gave ${checks.lazy}, not ${lazy}`);
   }
 }
 

@@ -22,8 +22,21 @@ export async function runAll(api, runScenario, kinds) {
   results.checks.spill = await spillLocator(archive);
   archive.free();
   const closed = await archive.listSessions().then(() => 'resolved', (error) => `${error.name} ${error.code}`);
-  results.checks = { ...results.checks, progressEvents: progress.length, lastProgress: progress.at(-1), aborted, closed };
+  results.checks = { ...results.checks, progressEvents: progress.length, lastProgress: progress.at(-1), aborted, closed, lazy: await lazySource(api) };
   return results;
+}
+
+/** Opens an archive over an empty lazy source: the main entry takes it, the worker entry refuses it. */
+async function lazySource(api) {
+  const source = { list: async () => [], read: async () => new Uint8Array() };
+  return api.SessionArchive.create({ source }).then(
+    (archive) => {
+      const listed = archive.sourceReport();
+      archive.free();
+      return `listed ${listed.sessions.length}`;
+    },
+    (error) => `${error.name} ${error.code}`,
+  );
 }
 
 /** Prepares the largest session with shrinking budgets until it is truncated; returns the spill. */
