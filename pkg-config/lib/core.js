@@ -551,6 +551,7 @@ export function createApi(loadRaw) {
      * whole) or needs its first bytes to tell whether it is a ZIP.
      */
     async #stage(handle, entry, where, check) {
+      check();
       const size = BigInt(sizeOf(entry.bytes));
       let needs = JSON.parse(guard(() => handle.loadDefer(entry.path, size, undefined)));
       if (needs === 'head') {
