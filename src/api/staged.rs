@@ -228,9 +228,11 @@ mod tests {
             .collect()
     }
 
+    /// The same entries loaded whole, as folder and file inputs (not through a staged load).
     fn eager(entries: &[(String, Vec<u8>)]) -> (Archive, LoadReport) {
         let mut archive = Archive::default();
-        let report = archive.load_entries(entries.to_vec(), LoadCallOptions::default());
+        let inputs = crate::archive::entries::inputs_from_entries(entries.to_vec());
+        let report = archive.load(inputs, false);
         (archive, report.expect("loads"))
     }
 
