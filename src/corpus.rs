@@ -1,7 +1,7 @@
 //! The logical corpus: one record per session id, built from gathered log files with fault
 //! isolation and a load report, plus DSH's exact reads over it.
 
-use crate::archive::{self, Binding, FileFailure, Input, InputSummary, LoadBudget, LoadOptions, LogFile};
+use crate::archive::{self, Binding, Deferred, FileFailure, Input, InputSummary, LoadBudget, LoadOptions, LogFile};
 use crate::error::{Error, ErrorCode};
 use crate::json::Json;
 use crate::log::{self, Encoding, SessionHeader, SessionLog};
@@ -141,6 +141,9 @@ pub struct LoadJob {
     unreadable: Vec<(SessionHeader, Error)>,
     /// A large log between the halves of its read (see [`LoadJob::step`]).
     framed: Option<(LogFile, log::FramedLog)>,
+    /// The declared size of the next log and why its supplied bytes were refused: the next
+    /// step fails it ([`LoadJob::supply`]).
+    refused: Option<(u64, Error)>,
 }
 
 impl LoadJob {
@@ -153,7 +156,7 @@ impl LoadJob {
             ..LoadReport::default()
         };
         let progress = LoadProgress {
-            bytes_total: gathered.logs.iter().map(|l| l.bytes.len() as u64).sum(),
+            bytes_total: gathered.logs.iter().map(LogFile::size).sum(),
             sessions_total: gathered.logs.len(),
             ..LoadProgress::default()
         };
@@ -166,12 +169,53 @@ impl LoadJob {
             read: Vec::new(),
             unreadable: Vec::new(),
             framed: None,
+            refused: None,
         }
     }
 
     /// How far the load has got.
     pub fn progress(&self) -> LoadProgress {
         self.progress
+    }
+
+    /// The deferred log the next step reads, whose bytes must be supplied first
+    /// ([`LoadJob::supply`]); a step without them fails that log with `SESSION_LOAD_IO`.
+    pub fn needed(&self) -> Option<(&Deferred, &LogFile)> {
+        if self.framed.is_some() {
+            return None;
+        }
+        let file = self.pending.as_slice().first()?;
+        Some((file.deferred.as_ref()?, file))
+    }
+
+    /// Hands over the bytes of the log [`LoadJob::needed`] names by `key` (`Err`: the host
+    /// could not read them). The next step reads them, or fails that log only if the host's
+    /// read failed or the log refuses them ([`LogFile::take_supplied`]). Fails, changing
+    /// nothing, when `key` is not the entry needed.
+    pub fn supply(&mut self, key: usize, supplied: Result<Vec<u8>, Error>) -> Result<(), Error> {
+        match self.needed() {
+            Some((deferred, _)) if deferred.key == key => {}
+            Some((deferred, file)) => {
+                let message = format!(
+                    "entry {key} is not needed now: entry {} ({}) is",
+                    deferred.key, file.path
+                );
+                return Err(Error::invalid_argument(message));
+            }
+            None => return Err(Error::invalid_argument(format!("entry {key} is not needed now"))),
+        }
+        let Some(file) = self.pending.as_mut_slice().first_mut() else {
+            return Ok(());
+        };
+        // The next step fails the log instead of reading it.
+        let size = file.size();
+        self.refused = file.take_supplied(supplied).err().map(|error| (size, error));
+        Ok(())
+    }
+
+    fn count(&mut self, size: u64) {
+        self.progress.bytes_done += size;
+        self.progress.sessions_done += 1;
     }
 
     /// Reads the next log, or half of a large one (its framing and parsing, then its checks
@@ -188,8 +232,17 @@ impl LoadJob {
         let Some(file) = self.pending.next() else {
             return false;
         };
-        self.progress.bytes_done += file.bytes.len() as u64;
-        self.progress.sessions_done += 1;
+        if let Some((size, error)) = self.refused.take() {
+            self.count(size);
+            self.fail(file, None, error);
+            return true;
+        }
+        self.count(file.size());
+        if file.deferred.is_some() {
+            let error = Error::new(ErrorCode::LoadIo, "its bytes were never supplied");
+            self.fail(file, None, error);
+            return true;
+        }
         if file.bytes.len() < SPLIT_READ_BYTES {
             let log = read_bound(&file, &self.options, &self.budget);
             self.finish(file, log);
@@ -743,7 +796,7 @@ fn collation_key(text: &str) -> CollationKey {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -766,8 +819,9 @@ mod tests {
         assert_eq!(locale_compare("a", "A"), Ordering::Less);
     }
 
-    /// A persisted log of `id` with one user message per text (also for `listed`'s tests).
-    pub(in crate::corpus) fn log_text(id: &str, created_at: u64, texts: &[&str]) -> Vec<u8> {
+    /// A persisted log of `id` with one user message per text (also for `listed`'s and the
+    /// staged load's tests).
+    pub(crate) fn log_text(id: &str, created_at: u64, texts: &[&str]) -> Vec<u8> {
         let mut text =
             format!(r#"{{"type":"session","version":0,"id":"{id}","createdAt":{created_at},"delegationDepth":0}}"#);
         for (seq, t) in texts.iter().enumerate() {

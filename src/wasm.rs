@@ -103,15 +103,37 @@ impl WasmArchive {
         Ok(())
     }
 
+    /// Offers one entry by path and size (a BigInt), with its first bytes if asked for them;
+    /// returns what the load needs of it now: `"nothing"` (staged; its bytes are asked for by
+    /// a step's `need`), `"head"` (offer it again with its first bytes) or `"bytes"` (add it
+    /// with `loadAdd`).
+    #[wasm_bindgen(js_name = loadDefer)]
+    pub fn load_defer(&mut self, path: String, size: u64, head: Option<Uint8Array>) -> Result<String, JsValue> {
+        let needs = self.archive.defer_entry(path, size, head.map(|head| head.to_vec()))?;
+        serde_json::to_string(&needs).map_err(|e| Error::invalid_argument(e.to_string()).into())
+    }
+
     /// Does the next piece of the staged load; returns `{done, bytesDone, bytesTotal,
-    /// sessionsDone, sessionsTotal}` as JSON text.
+    /// sessionsDone, sessionsTotal, need?: {entry, path, size}}` as JSON text.
     #[wasm_bindgen(js_name = loadStep)]
     pub fn load_step(&mut self) -> Result<String, JsValue> {
-        let (progress, more) = self.archive.step_load()?;
+        let step = self.archive.step_load()?;
         keep_headroom();
-        let mut json = serde_json::to_value(progress).map_err(|e| Error::invalid_argument(e.to_string()))?;
-        json["done"] = serde_json::Value::Bool(!more);
-        Ok(json.to_string())
+        serde_json::to_string(&step).map_err(|e| Error::invalid_argument(e.to_string()).into())
+    }
+
+    /// Supplies the bytes of the entry a step's `need` named.
+    #[wasm_bindgen(js_name = loadSupply)]
+    pub fn load_supply(&mut self, entry: usize, bytes: &Uint8Array) -> Result<(), JsValue> {
+        self.archive.supply_entry(entry, bytes.to_vec())?;
+        keep_headroom();
+        Ok(())
+    }
+
+    /// Says the host could not read the entry a step's `need` named: that log fails.
+    #[wasm_bindgen(js_name = loadSupplyFailed)]
+    pub fn load_supply_failed(&mut self, entry: usize, message: &str) -> Result<(), JsValue> {
+        Ok(self.archive.fail_entry(entry, message)?)
     }
 
     /// Publishes the staged load (all or nothing); returns the load report as JSON text.

@@ -101,6 +101,20 @@ async function bytesOf(value, where) {
   throw argumentError(`${where} must be a Uint8Array, ArrayBuffer, Blob or File, not ${kind}`);
 }
 
+/** Bytes the wasm side asks for when only an entry's first bytes tell a ZIP (HEAD_BYTES there). */
+const HEAD_BYTES = 4;
+
+/** The size of one input's bytes, known without reading them. */
+function sizeOf(value) {
+  return isBlob(value) ? value.size : value.byteLength;
+}
+
+/** The first bytes of one input (of a Blob, a slice that size is read). */
+async function headOf(value) {
+  if (isBlob(value)) return new Uint8Array(await value.slice(0, HEAD_BYTES).arrayBuffer());
+  return (value instanceof Uint8Array ? value : new Uint8Array(value)).subarray(0, HEAD_BYTES);
+}
+
 function isBlob(value) {
   return typeof Blob !== 'undefined' && value instanceof Blob;
 }
@@ -508,12 +522,12 @@ export function createApi(loadRaw) {
     }
 
     async #runStagedLoad(handle, entries, aborted, abortError, onProgress) {
-      for (const [i, entry] of entries.entries()) {
-        const bytes = await bytesOf(entry.bytes, `load inputs[${i}].bytes`);
+      // Stops the load after any wait: between awaits the archive may be freed or the load aborted.
+      const check = () => {
         this.#open();
         if (aborted()) throw abortError();
-        guard(() => handle.loadAdd(entry.path, bytes));
-      }
+      };
+      for (const [i, entry] of entries.entries()) await this.#stage(handle, entry, `load inputs[${i}].bytes`, check);
       for (;;) {
         // One step is one log (the first also gathers the inputs); reporting after every step
         // keeps the gap between reports at one log's work.
@@ -524,11 +538,46 @@ export function createApi(loadRaw) {
         }
         if (progress.done) break;
         await yieldToEventLoop();
-        this.#open();
-        if (aborted()) throw abortError();
+        check();
+        if (progress.need !== undefined) await this.#supply(handle, progress.need.entry, entries[progress.need.entry], check);
       }
-      if (aborted()) throw abortError();
+      check();
       return JSON.parse(guard(() => handle.loadCommit()));
+    }
+
+    /**
+     * Offers one input to the staged load by its path and size: its bytes stay where they are
+     * until the load reaches its log, unless gathering needs them now (a ZIP is expanded
+     * whole) or needs its first bytes to tell whether it is a ZIP.
+     */
+    async #stage(handle, entry, where, check) {
+      check();
+      const size = BigInt(sizeOf(entry.bytes));
+      let needs = JSON.parse(guard(() => handle.loadDefer(entry.path, size, undefined)));
+      if (needs === 'head') {
+        const head = await headOf(entry.bytes);
+        check();
+        needs = JSON.parse(guard(() => handle.loadDefer(entry.path, size, head)));
+      }
+      if (needs === 'bytes') {
+        const bytes = await bytesOf(entry.bytes, where);
+        check();
+        guard(() => handle.loadAdd(entry.path, bytes));
+      }
+    }
+
+    /** Reads the input the load has reached and hands it over; a failed read fails that log only. */
+    async #supply(handle, key, entry, check) {
+      let bytes;
+      let failure;
+      try {
+        bytes = await bytesOf(entry.bytes, `load inputs[${key}].bytes`);
+      } catch (error) {
+        failure = error;
+      }
+      check();
+      if (failure === undefined) guard(() => handle.loadSupply(key, bytes));
+      else guard(() => handle.loadSupplyFailed(key, messageOf(failure)));
     }
 
     // The JSON-RPC table's methods, by position, as DSH names them.

@@ -19,13 +19,15 @@ pub mod coerce;
 mod directory;
 pub mod methods;
 pub mod options;
+mod staged;
 
 pub use coerce::{Dialect, json_text, method_named, options_text, params_text};
 pub use methods::{AgentArg, Method, ParseContext, Request, call_static};
 pub use options::{ArchiveOptions, LoadCallOptions, PrepareSettings};
+pub use staged::{LoadStep, NeededEntry};
 
 use crate::archive::{Input, LoadOptions};
-use crate::corpus::{Corpus, ListingJob, ListingReport, LoadJob, LoadProgress, LoadReport, SessionRecord};
+use crate::corpus::{Corpus, ListingJob, ListingReport, LoadReport, SessionRecord};
 use crate::error::{Error, ErrorCode};
 use crate::json::{JsString, Json};
 use crate::reference::{self, CancellationToken, PreparedReferences, SpillStore};
@@ -41,7 +43,7 @@ pub struct Archive {
     /// Built on the first search, then kept up to date incrementally.
     search: Option<SearchEngine<AnyProvider>>,
     /// A load under way (the staged, step-by-step load of the WebAssembly face).
-    staged: Option<StagedLoad>,
+    staged: Option<staged::StagedLoad>,
     listing: Option<ListingJob>,
     /// The directory [`Archive::list_directory`] listed, which `load_listed` reads from.
     #[cfg(not(target_arch = "wasm32"))]
@@ -56,13 +58,6 @@ pub struct AppendedLive {
     pub session_id: String,
     /// Its events after the append.
     pub event_count: usize,
-}
-
-/// Entries handed over one by one, then read log by log.
-struct StagedLoad {
-    options: LoadOptions,
-    entries: Vec<(String, Vec<u8>)>,
-    job: Option<LoadJob>,
 }
 
 impl Default for Archive {
@@ -158,85 +153,6 @@ impl Archive {
             self.options.search = search;
             self.search = None;
         }
-    }
-
-    /// Starts a staged load (discarding one under way): entries are added with
-    /// [`Archive::add_entry`], read with [`Archive::step_load`] and published by
-    /// [`Archive::commit_load`]. Until then nothing is visible.
-    pub fn begin_load(&mut self, options: LoadCallOptions) {
-        self.staged = Some(StagedLoad {
-            options: options.load,
-            entries: Vec::new(),
-            job: None,
-        });
-    }
-
-    fn staged(&mut self) -> Result<&mut StagedLoad, Error> {
-        self.staged
-            .as_mut()
-            .ok_or_else(|| Error::invalid_argument("no load is under way: begin one first"))
-    }
-
-    /// Adds one entry (a path with `/` separators and its bytes) to the staged load.
-    pub fn add_entry(&mut self, path: String, bytes: Vec<u8>) -> Result<(), Error> {
-        let staged = self.staged()?;
-        if staged.job.is_some() {
-            return Err(Error::invalid_argument(
-                "entries must all be added before the load is stepped",
-            ));
-        }
-        staged.entries.push((path, bytes));
-        Ok(())
-    }
-
-    /// Does the next bounded piece of the staged load (gathering, then one log per call);
-    /// returns the progress and whether work is left.
-    pub fn step_load(&mut self) -> Result<(LoadProgress, bool), Error> {
-        let staged = self.staged()?;
-        let job = match &mut staged.job {
-            Some(job) => job,
-            None => {
-                let inputs = crate::archive::entries::inputs_from_entries(std::mem::take(&mut staged.entries));
-                staged.job.insert(LoadJob::new(inputs, &staged.options))
-            }
-        };
-        let more = job.step();
-        Ok((job.progress(), more))
-    }
-
-    /// Publishes the staged load (all or nothing) and returns its report.
-    pub fn commit_load(&mut self) -> Result<LoadReport, Error> {
-        self.step_load()?;
-        let staged = self
-            .staged
-            .take()
-            .ok_or_else(|| Error::invalid_argument("no load is under way"))?;
-        let job = staged
-            .job
-            .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "the load was not gathered"))?;
-        self.corpus.commit(job)
-    }
-
-    /// Loads `(path, bytes)` entries in one call, as a staged load would (all or nothing).
-    pub fn load_entries(
-        &mut self,
-        entries: Vec<(String, Vec<u8>)>,
-        options: LoadCallOptions,
-    ) -> Result<LoadReport, Error> {
-        self.begin_load(options);
-        let staged = entries
-            .into_iter()
-            .try_for_each(|(path, bytes)| self.add_entry(path, bytes));
-        let report = staged.and_then(|()| self.commit_load());
-        if report.is_err() {
-            self.abort_load();
-        }
-        report
-    }
-
-    /// Drops the staged load; nothing of it is published.
-    pub fn abort_load(&mut self) {
-        self.staged = None;
     }
 
     /// Adds a live session (it shadows a persisted copy of the same id).

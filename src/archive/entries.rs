@@ -1,7 +1,7 @@
 //! Loose entries to inputs: what a browser hands over (picked files, a dropped folder, files of
 //! a persistence root with paths relative to it) grouped the way a folder on disk would be.
 
-use super::Input;
+use super::{Contents, Input};
 
 /// Groups `(path, bytes)` entries into inputs. A top-level entry (no `/` in its path) is a file
 /// of its own: an export ZIP or a lone log. All entries below a folder form one folder input,
@@ -10,30 +10,57 @@ use super::Input;
 /// folders keep their roots apart by their first path segment. Entries are taken in path
 /// order, as a folder on disk is read.
 pub fn inputs_from_entries(entries: Vec<(String, Vec<u8>)>) -> Vec<Input> {
+    group(
+        entries,
+        |name, bytes| Input::File { name, bytes },
+        |name, entries| Input::Entries { name, entries },
+    )
+}
+
+/// Groups a staged load's entries, some with their bytes deferred, into the same inputs
+/// [`inputs_from_entries`] makes of them all held: a deferred top-level entry is a
+/// [`Input::Staged`] file (one entry, path `""`), a folder is one [`Input::Staged`].
+pub fn inputs_from_staged(entries: Vec<(String, Contents)>) -> Vec<Input> {
+    let file = |name, contents| match contents {
+        Contents::Held(bytes) => Input::File { name, bytes },
+        deferred @ Contents::Deferred(_) => Input::Staged {
+            name,
+            entries: vec![(String::new(), deferred)],
+        },
+    };
+    group(entries, file, |name, entries| Input::Staged { name, entries })
+}
+
+/// The grouping of [`inputs_from_entries`], over any contents.
+fn group<T>(
+    entries: Vec<(String, T)>,
+    file: impl Fn(String, T) -> Input,
+    folder: impl FnOnce(String, Vec<(String, T)>) -> Input,
+) -> Vec<Input> {
     let mut inputs = Vec::new();
-    let mut folder = Vec::new();
-    let mut entries: Vec<(String, Vec<u8>)> = entries
+    let mut in_folder = Vec::new();
+    let mut entries: Vec<(String, T)> = entries
         .into_iter()
-        .map(|(path, bytes)| (path.replace('\\', "/").trim_start_matches('/').to_owned(), bytes))
+        .map(|(path, contents)| (path.replace('\\', "/").trim_start_matches('/').to_owned(), contents))
         .collect();
     // In path order, as a folder on disk is read, whatever order the host listed them in.
     entries.sort_by(|a, b| a.0.cmp(&b.0));
-    for (path, bytes) in entries {
+    for (path, contents) in entries {
         if path.contains('/') {
-            folder.push((path, bytes));
+            in_folder.push((path, contents));
         } else {
-            inputs.push(Input::File { name: path, bytes });
+            inputs.push(file(path, contents));
         }
     }
-    if !folder.is_empty() {
-        let name = folder_label(&folder);
-        inputs.push(Input::Entries { name, entries: folder });
+    if !in_folder.is_empty() {
+        let name = folder_label(&in_folder);
+        inputs.push(folder(name, in_folder));
     }
     inputs
 }
 
 /// The folder's first path segment when every entry shares it, else `entries`.
-fn folder_label(folder: &[(String, Vec<u8>)]) -> String {
+fn folder_label<T>(folder: &[(String, T)]) -> String {
     let first = |path: &str| path.split('/').next().unwrap_or_default().to_owned();
     let label = first(&folder[0].0);
     if folder.iter().all(|(path, _)| first(path) == label) {

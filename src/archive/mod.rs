@@ -34,6 +34,70 @@ pub enum Input {
         /// `(relative path with '/' separators, bytes)`.
         entries: Vec<(String, Vec<u8>)>,
     },
+    /// What a staged load was handed (see [`entries::inputs_from_staged`]): a folder whose
+    /// entries hold their bytes or defer them until their log is read, or (one entry, path
+    /// `""`) a file whose bytes are deferred.
+    Staged {
+        /// A label for reports, as for [`Input::Entries`] (the file's name for a file).
+        name: String,
+        /// `(relative path with '/' separators, contents)`.
+        entries: Vec<(String, Contents)>,
+    },
+}
+
+/// An entry's contents as a staged load holds them.
+#[derive(Clone, Debug)]
+pub enum Contents {
+    /// The bytes, handed over at once (ZIPs must be: gathering expands them).
+    Held(Vec<u8>),
+    /// Bytes the host hands over only when the entry's log is read.
+    Deferred(Deferred),
+}
+
+/// An entry whose bytes are not here yet: the load asks its host for them by `key` when it
+/// reaches the entry's log ([`crate::corpus::LoadJob::needed`]), and only then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deferred {
+    /// The host's number for the entry.
+    pub key: usize,
+    /// The size the host declared; bytes of another size fail the log.
+    pub size: u64,
+    /// The entry's first bytes if the host was asked for them ([`entry_needs`]); the bytes
+    /// supplied must start with them.
+    pub head: Vec<u8>,
+}
+
+/// What gathering must see of an entry (path as handed over) before its log is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryNeeds {
+    /// Nothing more: its bytes can wait until its log is read (or forever: not a log).
+    Nothing,
+    /// Its first [`HEAD_BYTES`] bytes: only they tell whether it is a ZIP.
+    Head,
+    /// All its bytes now: it is a ZIP, which gathering expands.
+    Bytes,
+}
+
+/// How many first bytes tell a ZIP (and a Zstandard log) from the rest.
+pub const HEAD_BYTES: usize = 4;
+
+/// What gathering needs of the entry at `path` before its log is read, given its first
+/// bytes if known: the rule of [`gather`] (a file on its own is a ZIP by name or magic; in a
+/// folder, a log's name wins over the magic) without its bytes.
+pub fn entry_needs(path: &str, head: Option<&[u8]>) -> EntryNeeds {
+    let path = path.replace('\\', "/");
+    let path = path.trim_start_matches('/');
+    let name = path.rsplit('/').next().unwrap_or_default();
+    if path.contains('/') && is_log_name(name) {
+        return EntryNeeds::Nothing;
+    }
+    match head {
+        _ if name.to_ascii_lowercase().ends_with(".zip") => EntryNeeds::Bytes,
+        None => EntryNeeds::Head,
+        Some(head) if is_zip(name, head) => EntryNeeds::Bytes,
+        Some(_) => EntryNeeds::Nothing,
+    }
 }
 
 impl Input {
@@ -42,7 +106,7 @@ impl Input {
         match self {
             #[cfg(not(target_arch = "wasm32"))]
             Input::Path(path) => path.display().to_string(),
-            Input::File { name, .. } | Input::Entries { name, .. } => name.clone(),
+            Input::File { name, .. } | Input::Entries { name, .. } | Input::Staged { name, .. } => name.clone(),
         }
     }
 }
@@ -200,10 +264,46 @@ pub struct LogFile {
     pub path: String,
     /// How the bytes are encoded.
     pub encoding: Encoding,
-    /// The file contents.
+    /// The file contents (empty while they are deferred).
     pub bytes: Vec<u8>,
+    /// Set while the bytes are still to be handed over (see [`Deferred`]).
+    pub deferred: Option<Deferred>,
     /// What the location says the header must be.
     pub binding: Binding,
+}
+
+impl LogFile {
+    /// Its size as stored: the declared one while its bytes are deferred.
+    pub fn size(&self) -> u64 {
+        self.deferred.as_ref().map_or(self.bytes.len() as u64, |d| d.size)
+    }
+
+    /// Takes the bytes the host supplied for this deferred log (`Err`: the host could not read
+    /// them). Bytes of another size than declared, or that do not start with the head it gave,
+    /// are refused with `SESSION_LOAD_IO`: the file changed between listing and reading.
+    pub fn take_supplied(&mut self, supplied: Result<Vec<u8>, Error>) -> Result<(), Error> {
+        let Some(deferred) = self.deferred.take() else {
+            return Err(Error::invalid_argument("this log's bytes are not deferred"));
+        };
+        let bytes = supplied?;
+        if bytes.len() as u64 != deferred.size {
+            let message = format!(
+                "the file has {} bytes, not the {} declared: it changed while it was loading",
+                bytes.len(),
+                deferred.size
+            );
+            return Err(Error::new(ErrorCode::LoadIo, message));
+        }
+        if !bytes.starts_with(&deferred.head) {
+            let message = "the file's first bytes changed while it was loading";
+            return Err(Error::new(ErrorCode::LoadIo, message));
+        }
+        if bytes.starts_with(ZSTD_MAGIC) {
+            self.encoding = Encoding::Zstd;
+        }
+        self.bytes = bytes;
+        Ok(())
+    }
 }
 
 /// A failure tied to an input file (not to a session).
@@ -264,6 +364,17 @@ fn is_zip(name: &str, bytes: &[u8]) -> bool {
     bytes.starts_with(ZIP_MAGIC) || bytes.starts_with(EMPTY_ZIP_MAGIC) || name.to_ascii_lowercase().ends_with(".zip")
 }
 
+/// A log's encoding from its name and first bytes (the bytes win: a `.jsonl` may hold zstd).
+/// A deferred log's is settled again from its bytes when they come
+/// ([`LogFile::take_supplied`]).
+fn encoding_of(name: &str, head: &[u8]) -> Encoding {
+    if head.starts_with(ZSTD_MAGIC) || name.ends_with(".zstd") {
+        Encoding::Zstd
+    } else {
+        Encoding::Raw
+    }
+}
+
 /// Collects every log file from `inputs`. Never fails as a whole: problems become failures.
 pub fn gather(inputs: Vec<Input>, options: &LoadOptions) -> Gathered {
     let mut gathered = Gathered {
@@ -295,21 +406,25 @@ pub fn gather(inputs: Vec<Input>, options: &LoadOptions) -> Gathered {
                     );
                     "zip"
                 } else {
-                    collected.tree.push((String::new(), bytes));
+                    collected.tree.push((String::new(), Contents::Held(bytes)));
                     "file"
                 }
             }
             Input::Entries { entries, .. } => {
                 for (path, bytes) in entries {
-                    let name = path.rsplit('/').next().unwrap_or_default();
-                    if is_zip(name, &bytes) && !is_log_name(name) {
-                        let len = bytes.len() as u64;
-                        collected.expand_zip(&path, std::io::Cursor::new(&bytes), len, options, &gathered.budget);
-                    } else {
-                        collected.tree.push((path, bytes));
-                    }
+                    collected.add_entry(path, bytes, options, &gathered.budget);
                 }
                 "entries"
+            }
+            Input::Staged { entries, .. } => {
+                let file = matches!(entries.as_slice(), [(path, _)] if path.is_empty());
+                for (path, contents) in entries {
+                    match contents {
+                        Contents::Held(bytes) => collected.add_entry(path, bytes, options, &gathered.budget),
+                        deferred @ Contents::Deferred(_) => collected.tree.push((path, deferred)),
+                    }
+                }
+                if file { "file" } else { "entries" }
             }
         };
         let mut summary = InputSummary {
@@ -331,8 +446,8 @@ pub fn gather(inputs: Vec<Input>, options: &LoadOptions) -> Gathered {
 #[derive(Default)]
 struct Collected {
     label: String,
-    /// `(relative path, bytes)` of every file read (only log entries, for ZIPs).
-    tree: Vec<(String, Vec<u8>)>,
+    /// `(relative path, contents)` of every file read or deferred (only log entries, for ZIPs).
+    tree: Vec<(String, Contents)>,
     media: usize,
     ignored: usize,
     nested_archives: usize,
@@ -347,6 +462,17 @@ impl Collected {
             code: error.code,
             message: error.message,
         });
+    }
+
+    /// Adds one folder entry: a ZIP's log entries, or the file itself.
+    fn add_entry(&mut self, path: String, bytes: Vec<u8>, options: &LoadOptions, budget: &LoadBudget) {
+        let name = path.rsplit('/').next().unwrap_or_default();
+        if is_zip(name, &bytes) && !is_log_name(name) {
+            let len = bytes.len() as u64;
+            self.expand_zip(&path, std::io::Cursor::new(&bytes), len, options, budget);
+        } else {
+            self.tree.push((path, Contents::Held(bytes)));
+        }
     }
 
     /// Adds the log entries of the ZIP at `path` (`""`: the input itself), entry by entry.
@@ -375,7 +501,7 @@ impl Collected {
                     found
                         .logs
                         .into_iter()
-                        .map(|(name, bytes)| (format!("{prefix}{name}"), bytes)),
+                        .map(|(name, bytes)| (format!("{prefix}{name}"), Contents::Held(bytes))),
                 );
             }
             Err(error) => self.fail(path.to_owned(), error),
@@ -389,9 +515,9 @@ fn is_media_path(parts: &[&str]) -> bool {
 }
 
 /// Sorts one input's files into logs (with their location binding), media and the rest.
-fn classify(label: &str, tree: Vec<(String, Vec<u8>)>, summary: &mut InputSummary, gathered: &mut Gathered) {
+fn classify(label: &str, tree: Vec<(String, Contents)>, summary: &mut InputSummary, gathered: &mut Gathered) {
     let mut logs = Vec::new();
-    for (path, bytes) in tree {
+    for (path, contents) in tree {
         let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
         let name = parts.last().copied().unwrap_or_default();
         let single_file = path.is_empty();
@@ -403,11 +529,12 @@ fn classify(label: &str, tree: Vec<(String, Vec<u8>)>, summary: &mut InputSummar
             }
             continue;
         }
-        let encoding = if bytes.starts_with(ZSTD_MAGIC) || name.ends_with(".zstd") {
-            Encoding::Zstd
-        } else {
-            Encoding::Raw
+        let (bytes, deferred) = match contents {
+            Contents::Held(bytes) => (bytes, None),
+            Contents::Deferred(deferred) => (Vec::new(), Some(deferred)),
         };
+        let head = deferred.as_ref().map_or(&bytes[..], |d| &d.head[..]);
+        let encoding = encoding_of(name, head);
         let n = parts.len();
         let binding = if n >= 3
             && (name == "session.jsonl" || name == "session.jsonl.zstd")
@@ -444,6 +571,7 @@ fn classify(label: &str, tree: Vec<(String, Vec<u8>)>, summary: &mut InputSummar
             path,
             encoding,
             bytes,
+            deferred,
             binding,
         });
     }
@@ -554,7 +682,7 @@ fn collect_disk_file(
     }
     let read = disk::read_capped(file, options.max_file_bytes);
     match read.and_then(|bytes| budget.spend(bytes.len() as u64).map(|()| bytes)) {
-        Ok(bytes) => collected.tree.push((relative, bytes)),
+        Ok(bytes) => collected.tree.push((relative, Contents::Held(bytes))),
         Err(e) => collected.fail(relative, e),
     }
 }

@@ -94,6 +94,82 @@ fn zstd_root_loads_with_dsh_labels() {
     assert_eq!(surface["capturedThroughSeq"], 8);
 }
 
+/// Steps a staged load to its end, supplying each entry a step needs from `entries`; returns
+/// the entries needed, in order.
+fn step_supplying(archive: &mut WasmArchive, entries: &[(&str, Vec<u8>)]) -> Vec<u64> {
+    let mut needed = Vec::new();
+    loop {
+        let step: serde_json::Value = serde_json::from_str(&archive.load_step().expect("steps")).expect("JSON");
+        if step["done"] == true {
+            return needed;
+        }
+        // The step that reads the last log needs nothing more.
+        let Some(entry) = step["need"]["entry"].as_u64() else {
+            continue;
+        };
+        needed.push(entry);
+        let bytes = &entries[entry as usize].1;
+        archive
+            .load_supply(entry as usize, &Uint8Array::from(bytes.as_slice()))
+            .expect("supplies");
+    }
+}
+
+#[wasm_bindgen_test]
+fn a_deferred_load_asks_for_each_log_by_step_and_loads_as_an_added_one() {
+    let entries = [
+        (
+            "root/b.jsonl",
+            include_bytes!("../fixtures/spec/plain_appends.jsonl").to_vec(),
+        ),
+        ("root/a.jsonl.zstd", compacted_zstd_log()),
+        ("lone.jsonl", b"not a log".to_vec()),
+    ];
+    let mut archive = archive();
+    archive.load_begin("{}").expect("begins");
+    for (path, bytes) in &entries {
+        let size = bytes.len() as u64;
+        let mut needs = archive.load_defer(path.to_string(), size, None).expect("offers");
+        if needs == "\"head\"" {
+            let head = Uint8Array::from(&bytes[..4]);
+            needs = archive.load_defer(path.to_string(), size, Some(head)).expect("offers");
+        }
+        assert_eq!(needs, "\"nothing\"", "{path} waits for its step");
+    }
+    assert_eq!(step_supplying(&mut archive, &entries), [2, 1, 0]);
+    let report: serde_json::Value = serde_json::from_str(&archive.load_commit().expect("commits")).expect("report");
+    let eager = load(&mut self::archive(), &entries);
+    assert_eq!(report, eager);
+    assert_eq!(report["failures"][0]["path"], "", "the lone non-log fails as itself");
+
+    // A supply that reads short, or a read the host could not make, fails that log alone.
+    archive.load_begin("{}").expect("begins");
+    for (path, bytes) in &entries[..2] {
+        let needs = archive
+            .load_defer(path.to_string(), bytes.len() as u64, None)
+            .expect("offers");
+        assert_eq!(needs, "\"nothing\"");
+    }
+    let step: serde_json::Value = serde_json::from_str(&archive.load_step().expect("gathers")).expect("JSON");
+    assert_eq!(step["need"]["entry"], 1);
+    let error = archive.load_step().expect_err("not supplied");
+    assert_eq!(code_of(&error).as_deref(), Some("SESSION_INVALID_ARGUMENT"));
+    archive.load_supply_failed(1, "NotReadableError").expect("told");
+    let step: serde_json::Value = serde_json::from_str(&archive.load_step().expect("steps")).expect("JSON");
+    assert_eq!(step["need"]["entry"], 0);
+    archive
+        .load_supply(0, &Uint8Array::from(&entries[0].1[1..]))
+        .expect("supplies");
+    let report: serde_json::Value = serde_json::from_str(&archive.load_commit().expect("commits")).expect("report");
+    let codes: Vec<&str> = report["failures"]
+        .as_array()
+        .expect("failures")
+        .iter()
+        .map(|f| f["code"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(codes, ["SESSION_LOAD_IO", "SESSION_LOAD_IO"]);
+}
+
 #[wasm_bindgen_test]
 fn a_staged_load_reports_progress_and_publishes_only_on_commit() {
     let mut archive = archive();

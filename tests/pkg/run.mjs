@@ -103,6 +103,8 @@ for (const [name, cmd, argv] of runtimes) {
 
 await step('node 20 API and error tests', () => run('node', ['--test', 'api.test.mjs'], { env: { ...process.env, PKG_SAMPLE_ZIP: inputs.zip, PKG_ROOT: inputs.root ?? '' } }).trim().split('\n').filter((l) => /^# (pass|fail)/.test(l)).join(', '));
 
+await step('node 20 load of Files: each log read when reached, reads counted', () => run('node', ['--test', 'load.test.mjs'], { env: { ...process.env, PKG_SAMPLE_ZIP: inputs.zip } }).trim().split('\n').filter((l) => /^# (pass|fail)/.test(l)).join(', '));
+
 await step('node 20 lazy source: answers equal a full load, reads counted', () => {
   if (!inputs.root) throw new Error('the lazy source needs the oracle root (--oracle)');
   return run('node', ['--test', 'lazy.test.mjs'], { env: { ...process.env, PKG_ROOT: inputs.root } }).trim().split('\n').filter((l) => /^# (pass|fail|lazy)/.test(l)).join(', ');

@@ -1,0 +1,123 @@
+// The installed package's load of Files in Node: each input offered by its size, a log's bytes
+// read only when the load reaches that log (reads counted), answers equal to the same logs
+// loaded from their ZIP, and a file that cannot be read failing alone.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { SessionArchive, SessionLoadError } from 'dsh-session-search';
+
+const zipBytes = new Uint8Array(readFileSync(process.env.PKG_SAMPLE_ZIP));
+
+/** The entries of a ZIP whose entries are stored (the sample's are), from its central directory. */
+function storedEntries(zip) {
+  const view = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
+  let end = zip.byteLength - 22;
+  while (view.getUint32(end, true) !== 0x06054b50) end--;
+  const entries = [];
+  for (let i = 0, at = view.getUint32(end + 16, true); i < view.getUint16(end + 10, true); i++) {
+    assert.equal(view.getUint16(at + 10, true), 0, 'stored, not deflated');
+    const nameLength = view.getUint16(at + 28, true);
+    const name = new TextDecoder().decode(zip.subarray(at + 46, at + 46 + nameLength));
+    const local = view.getUint32(at + 42, true);
+    const data = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
+    entries.push({ name, bytes: zip.subarray(data, data + view.getUint32(at + 20, true)) });
+    at += 46 + nameLength + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
+  }
+  return entries;
+}
+
+/** Files that write every read of them to `events`: `whole` for their bytes, `head` for a slice. */
+function countingFiles(entries, events, broken = {}) {
+  return entries.map(({ name, bytes }) => {
+    const file = new File([bytes], name.split('/').pop());
+    Object.defineProperty(file, 'webkitRelativePath', { value: `sample/${name}` });
+    const slice = file.slice.bind(file);
+    file.slice = (...args) => {
+      events.push(['head', name]);
+      return slice(...args);
+    };
+    file.arrayBuffer = async () => {
+      events.push(['whole', name]);
+      if (broken[name] === 'unreadable') throw new DOMException('the file changed on disk', 'NotReadableError');
+      const whole = await File.prototype.arrayBuffer.call(file);
+      return broken[name] === 'short' ? whole.slice(1) : whole;
+    };
+    return file;
+  });
+}
+
+/** What a load answers about its sessions, wherever they were found. */
+function sessionsOf(report) {
+  return report.sessions.map(({ input, path, ...rest }) => ({ path: path.replace(/^sample\//, ''), ...rest }));
+}
+
+async function answers(archive, report) {
+  const ids = report.sessions.map((s) => s.sessionId).sort();
+  return {
+    sessions: sessionsOf(report),
+    failures: report.failures,
+    listed: await archive.listSessions(),
+    read: await Promise.all(ids.map((id) => archive.readSession(id))),
+    search: await archive.searchSessions({ query: 'error' }),
+  };
+}
+
+const logs = storedEntries(zipBytes);
+const media = { name: 'media/screenshot.png', bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 13, 10, 26, 10]) };
+
+test('Files are read one log at a time, each when its step reaches it, and answer as their ZIP', async () => {
+  const eager = await SessionArchive.create();
+  const expected = await answers(eager, await eager.load([{ path: 'sample.zip', bytes: zipBytes }]));
+  eager.free();
+  assert.equal(expected.sessions.length, 25);
+
+  const events = [];
+  const archive = await SessionArchive.create();
+  const progress = [];
+  const onProgress = (p) => {
+    events.push(['step', p.sessionsDone]);
+    progress.push(p);
+  };
+  const report = await archive.load(countingFiles([...logs, media], events), { onProgress });
+  assert.deepEqual(await answers(archive, report), expected);
+
+  const wholes = events.filter(([kind]) => kind === 'whole').map(([, name]) => name);
+  assert.deepEqual([...wholes].sort(), logs.map((l) => l.name).sort(), 'every log read once, the media file never');
+  assert.deepEqual(events.filter(([kind]) => kind === 'head'), [['head', media.name]], 'only the media file, to tell it from a ZIP');
+  // Each whole read comes after the step that reached its log and before the next one.
+  let steps = 0;
+  let reads = 0;
+  for (const [kind] of events) {
+    if (kind === 'step') steps++;
+    if (kind === 'whole') {
+      reads++;
+      assert.equal(steps, reads, `read ${reads} after ${steps} steps`);
+    }
+  }
+  const total = logs.reduce((sum, l) => sum + l.bytes.length, 0);
+  assert.ok(progress.every((p) => p.bytesTotal === total), 'the declared sizes are the total from the first step');
+  assert.equal(progress.at(-1).bytesDone, total);
+});
+
+test('a File that cannot be read, or reads short, fails its log alone with SESSION_LOAD_IO', async () => {
+  const [unreadable, short] = [logs[3].name, logs[7].name];
+  const archive = await SessionArchive.create();
+  const report = await archive.load(countingFiles(logs, [], { [unreadable]: 'unreadable', [short]: 'short' }));
+  const failed = report.failures.map((f) => [f.path, f.code]).sort();
+  assert.deepEqual(failed, [[`sample/${unreadable}`, 'SESSION_LOAD_IO'], [`sample/${short}`, 'SESSION_LOAD_IO']].sort());
+  assert.equal(report.sessions.length, logs.length - 2);
+  assert.equal((await archive.listSessions()).length, logs.length - 2);
+});
+
+test('an abort stops the reads and publishes nothing', async () => {
+  const events = [];
+  const controller = new AbortController();
+  const archive = await SessionArchive.create();
+  const onProgress = (p) => {
+    if (p.sessionsDone === 3) controller.abort();
+  };
+  const load = archive.load(countingFiles(logs, events), { signal: controller.signal, onProgress });
+  await assert.rejects(load, (error) => error instanceof SessionLoadError && error.code === 'SESSION_LOAD_ABORTED');
+  assert.equal(events.filter(([kind]) => kind === 'whole').length, 3, 'no log read after the abort');
+  assert.deepEqual(await archive.listSessions(), []);
+});
