@@ -10,7 +10,9 @@
 
 use super::backend::AnyProvider;
 use super::build::{docs_sum, fingerprint_of};
-use super::engine::{DocId, DocIdMap, DocMeta, IndexedSession, Interner, SearchEngine, document_text};
+use super::engine::{
+    DocId, DocIdMap, DocMeta, DocStore, IndexedSession, Interner, NO_DOC, SearchEngine, document_text,
+};
 use super::request::SearchConfig;
 use super::tantivy::{SegmentFiles, TantivyProvider};
 use super::tokenizer::TokenizerMode;
@@ -62,11 +64,14 @@ impl Reader<'_> {
 pub trait SegmentStore: super::engine::SearchProvider + Sized {
     /// Every segment index's files.
     fn export_segments(&mut self) -> Result<Vec<SegmentFiles>, Error>;
-    /// Rebuilds the provider from exported files and each session's live documents.
+    /// Rebuilds the provider from exported files and each session's live documents (their new
+    /// ids); `renumber` maps the ids the segments store to the new ones ([`NO_DOC`] for
+    /// documents no session holds any more).
     fn import_segments(
         mode: TokenizerMode,
         segments: Vec<SegmentFiles>,
         by_session: HashMap<String, std::collections::HashSet<DocId>>,
+        renumber: &dyn Fn(DocId) -> DocId,
     ) -> Result<Self, Error>;
 }
 
@@ -79,8 +84,9 @@ impl SegmentStore for TantivyProvider {
         mode: TokenizerMode,
         segments: Vec<SegmentFiles>,
         by_session: HashMap<String, std::collections::HashSet<DocId>>,
+        renumber: &dyn Fn(DocId) -> DocId,
     ) -> Result<Self, Error> {
-        TantivyProvider::import_segments(mode, segments, by_session)
+        TantivyProvider::import_segments(mode, segments, by_session, renumber)
     }
 }
 
@@ -96,9 +102,10 @@ impl SegmentStore for AnyProvider {
         mode: TokenizerMode,
         segments: Vec<SegmentFiles>,
         by_session: HashMap<String, std::collections::HashSet<DocId>>,
+        renumber: &dyn Fn(DocId) -> DocId,
     ) -> Result<Self, Error> {
         Ok(AnyProvider::Tantivy(Box::new(TantivyProvider::import_segments(
-            mode, segments, by_session,
+            mode, segments, by_session, renumber,
         )?)))
     }
 }
@@ -126,7 +133,6 @@ impl<P: SegmentStore> SearchEngine<P> {
         let manifest = json!({
             "crate": env!("CARGO_PKG_VERSION"),
             "tokenizer": TokenizerMode::as_str(self.mode),
-            "nextDoc": self.next_doc,
             "sessions": sessions,
             "docs": docs,
             "segments": segments.iter().map(|files| files.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>()).collect::<Vec<_>>(),
@@ -178,16 +184,31 @@ impl<P: SegmentStore> SearchEngine<P> {
         let Some(mode) = name.and_then(TokenizerMode::parse) else {
             return Err(refused(format!("unknown tokenizer {name:?}")));
         };
-        let mut docs: DocIdMap<DocMeta> = DocIdMap::default();
+        // The stored documents are numbered afresh, in the order of their stored ids (so a
+        // session's run of ids stays a run), and the engine continues from their count: memory
+        // follows what the snapshot holds, whatever ids it claims.
+        let mut stored: Vec<(DocId, &serde_json::Value)> = manifest["docs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|doc| (doc["id"].as_u64().unwrap_or_default() as DocId, doc))
+            .collect();
+        stored.sort_by_key(|(id, _)| *id);
+        stored.dedup_by_key(|(id, _)| *id);
+        let renumbered: DocIdMap<DocId> = stored
+            .iter()
+            .enumerate()
+            .map(|(new, (old, _))| (*old, new as DocId))
+            .collect();
+        let mut docs = DocStore::default();
         // The stored texts, only to check them against the corpus below.
-        let mut texts: DocIdMap<&str> = DocIdMap::default();
+        let mut texts: Vec<&str> = Vec::with_capacity(stored.len());
         let mut kinds = Interner::default();
         let mut names = Interner::default();
-        for doc in manifest["docs"].as_array().into_iter().flatten() {
-            let id = doc["id"].as_u64().unwrap_or_default() as DocId;
+        for (new, (_, doc)) in stored.iter().enumerate() {
             let text = doc["text"].as_str().unwrap_or_default();
             docs.insert(
-                id,
+                new as DocId,
                 DocMeta {
                     session: names.get(doc["session"].as_str().unwrap_or_default()),
                     seq: doc["seq"].as_u64().unwrap_or_default(),
@@ -199,7 +220,7 @@ impl<P: SegmentStore> SearchEngine<P> {
                     sanitising_changes: true,
                 },
             );
-            texts.insert(id, text);
+            texts.push(text);
         }
         let indexed: HashMap<String, (String, Vec<DocId>)> = manifest["sessions"]
             .as_array()
@@ -210,8 +231,7 @@ impl<P: SegmentStore> SearchEngine<P> {
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .filter_map(|d| d.as_u64())
-                    .map(|d| d as DocId)
+                    .filter_map(|d| renumbered.get(&(d.as_u64()? as DocId)).copied())
                     .collect();
                 (
                     s["id"].as_str().unwrap_or_default().to_owned(),
@@ -234,7 +254,7 @@ impl<P: SegmentStore> SearchEngine<P> {
             let current = session_documents(&source.log.header.raw_id, &source.log.events, &source.log.surface);
             let stored: Vec<(&DocMeta, &str)> = ids
                 .iter()
-                .filter_map(|d| Some((docs.get(d)?, texts.get(d).copied()?)))
+                .filter_map(|d| Some((docs.get(d)?, *texts.get(*d as usize)?)))
                 .collect();
             let same_texts = current.len() == stored.len()
                 && current
@@ -279,12 +299,13 @@ impl<P: SegmentStore> SearchEngine<P> {
             .iter()
             .map(|(id, s)| (id.clone(), s.docs.iter().copied().collect()))
             .collect();
-        let provider = P::import_segments(mode, segments, by_session)?;
+        let renumber = |old: DocId| renumbered.get(&old).copied().unwrap_or(NO_DOC);
+        let provider = P::import_segments(mode, segments, by_session, &renumber)?;
         let mut engine = SearchEngine::new(provider, config, mode);
         engine.sessions = sessions;
         engine.docs = docs;
         engine.kinds = kinds;
-        engine.next_doc = manifest["nextDoc"].as_u64().unwrap_or_default() as DocId;
+        engine.next_doc = stored.len() as DocId;
         engine.next_epoch = epoch;
         // Cursors are bound to the engine instance, so a reopened index starts a new history.
         engine.generation = 1;

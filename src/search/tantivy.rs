@@ -360,6 +360,7 @@ impl TantivyProvider {
         mode: TokenizerMode,
         segments: Vec<SegmentFiles>,
         by_session: HashMap<String, HashSet<DocId>>,
+        renumber: &dyn Fn(DocId) -> DocId,
     ) -> Result<Self, Error> {
         let mut provider = TantivyProvider::new(mode);
         for files in segments {
@@ -378,7 +379,9 @@ impl TantivyProvider {
                 .reload_policy(ReloadPolicy::Manual)
                 .try_into()
                 .map_err(index_failed)?;
-            provider.segments.push(Segment::new(reader.searcher())?);
+            let mut segment = Segment::new(reader.searcher())?;
+            segment.ids.iter_mut().flatten().for_each(|id| *id = renumber(*id));
+            provider.segments.push(segment);
         }
         for id in by_session.values().flatten() {
             provider.live.insert(*id);

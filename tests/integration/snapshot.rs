@@ -146,3 +146,52 @@ fn every_changed_or_cut_snapshot_is_refused() {
         assert!(refused(&bytes[..at]), "cut at byte {at}");
     }
 }
+
+/// A live session replaced after indexing leaves its old documents in the segments under ids
+/// no session holds; the snapshot numbers its documents afresh, and the old ones stay out.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn documents_replaced_before_the_export_stay_out_after_a_reopen() {
+    let mut corpus = corpus();
+    let header = Json::parse(
+        r#"{"version":0,"id":"live","createdAt":1,"cwd":"/w","delegationDepth":0}"#,
+        Default::default(),
+    )
+    .expect("json");
+    let message = |seq: u64, text: &str| {
+        let event = format!(
+            r#"{{"type":"user/message","seq":{seq},"time":{seq},"surfaceOp":"append","data":{{"id":"m{seq}","role":"user","content":[{{"type":"text","text":"{text}"}}],"source":{{"kind":"user"}}}}}}"#
+        );
+        Json::parse(&event, Default::default()).expect("json")
+    };
+    corpus
+        .add_live(&header, vec![message(0, "walrus before")])
+        .expect("adds");
+    let mode = TokenizerMode::Unicode61;
+    let mut engine = SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode);
+    assert!(page(&mut engine, &corpus, "walrus").contains("\"live\""));
+    corpus.remove_live("live");
+    corpus
+        .add_live(&header, vec![message(0, "narwhal after")])
+        .expect("replaces");
+    let bytes = engine.export_snapshot(&corpus).expect("exports");
+    let mut reopened =
+        SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &corpus, SearchConfig::default()).expect("reopens");
+    assert_eq!(
+        reopened.reconcile(&corpus).expect("reconciles"),
+        0,
+        "nothing to re-index"
+    );
+    for query in ["walrus", "narwhal", "summary", "pruned"] {
+        assert_eq!(
+            page(&mut reopened, &corpus, query),
+            page(&mut engine, &corpus, query),
+            "{query}"
+        );
+    }
+    assert!(
+        !page(&mut reopened, &corpus, "walrus").contains("\"live\""),
+        "the replaced text"
+    );
+    assert!(page(&mut reopened, &corpus, "narwhal").contains("\"live\""));
+}
