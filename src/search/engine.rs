@@ -108,6 +108,11 @@ pub trait CountSink {
     }
     /// A matching document and its merged span count.
     fn found(&mut self, id: DocId, match_count: u32);
+    /// Documents with fewer merged spans than this cannot change the answer any more and may
+    /// be left out. It only rises, and only as documents are found.
+    fn floor(&self) -> u32 {
+        0
+    }
 }
 
 impl<F: FnMut(DocId, u32)> CountSink for F {
@@ -329,15 +334,27 @@ fn event_passes(doc: &DocMeta, filters: &[EventFilter]) -> bool {
 /// list a session's documents together, so matches come in runs of one session: the session
 /// map is consulted once per run, and a document of the run that cannot beat the run's
 /// strongest so far is not even counted ([`CountSink::wanted`]).
+///
+/// Once more sessions match than the page head (`offset + limit`) holds, a document with
+/// fewer spans than the head-th highest span count among the sessions' strongest cannot put
+/// its session in the head, nor change which sessions are in it, nor whether one follows it
+/// ([`CountSink::floor`]).
 struct SessionBests<'a, 'f> {
     docs: &'a DocIdMap<DocMeta>,
     sessions: &'a HashMap<String, IndexedSession>,
     event_filters: &'f [EventFilter],
     session_filters: &'f [SessionFilter],
+    /// How many sessions the page and those before it show.
+    head: u64,
     /// The current run's session and its strongest match so far.
     run: Option<(&'a str, Match<'a>)>,
     /// Each session's strongest match; `None` marks a session its filters exclude.
     best: HashMap<&'a str, Option<Match<'a>>>,
+    /// How many matching sessions' strongest have each span count.
+    counts: std::collections::BTreeMap<u32, u64>,
+    /// Matching sessions seen so far (those in `best` as `Some`).
+    matching: u64,
+    floor: u32,
 }
 
 impl<'a> SessionBests<'a, '_> {
@@ -352,11 +369,51 @@ impl<'a> SessionBests<'a, '_> {
         let Some((session, strongest)) = self.run.take() else {
             return;
         };
-        let slot = self.best.entry(session).or_insert_with(|| {
-            session_matches(self.session_filters, &self.sessions[session].record).then_some(strongest)
-        });
-        if let Some(current) = slot.as_mut() {
-            *current = Match::stronger(*current, strongest);
+        let (before, after) = match self.best.get_mut(session) {
+            Some(None) => return,
+            Some(Some(current)) => {
+                let before = current.match_count;
+                *current = Match::stronger(*current, strongest);
+                (Some(before), current.match_count)
+            }
+            None => {
+                let admitted = session_matches(self.session_filters, &self.sessions[session].record);
+                self.best.insert(session, admitted.then_some(strongest));
+                if !admitted {
+                    return;
+                }
+                self.matching += 1;
+                (None, strongest.match_count)
+            }
+        };
+        if before == Some(after) {
+            return;
+        }
+        if let Some(before) = before
+            && let Some(n) = self.counts.get_mut(&before)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.counts.remove(&before);
+            }
+        }
+        *self.counts.entry(after).or_default() += 1;
+        self.raise_floor();
+    }
+
+    /// The head-th highest span count among the matching sessions' strongest, once more
+    /// sessions than the head match (none is dropped below it before then).
+    fn raise_floor(&mut self) {
+        if self.matching <= self.head {
+            return;
+        }
+        let mut seen = 0;
+        for (&count, &sessions) in self.counts.iter().rev() {
+            seen += sessions;
+            if seen >= self.head {
+                self.floor = self.floor.max(count);
+                return;
+            }
         }
     }
 
@@ -402,6 +459,10 @@ impl CountSink for SessionBests<'_, '_> {
                 self.run = Some((&doc.session, candidate));
             }
         }
+    }
+
+    fn floor(&self) -> u32 {
+        self.floor
     }
 }
 
@@ -767,8 +828,12 @@ impl<P: SearchProvider> SearchEngine<P> {
             sessions: &self.sessions,
             event_filters: &request.event_filters,
             session_filters: &request.session_filters,
+            head: offset.saturating_add(request.limit),
             run: None,
             best: HashMap::new(),
+            counts: Default::default(),
+            matching: 0,
+            floor: 0,
         };
         if !phrase.is_empty() {
             self.provider.match_counts(&phrase, None, &mut bests)?;

@@ -509,22 +509,28 @@ impl SearchProvider for TantivyProvider {
         }
         let mut starts = Vec::new();
         let mut positions = vec![Vec::new(); phrase.len()];
+        let mut floor = sink.floor();
         let keep = self.walk(phrase, session, &mut |id, postings| {
             if let [single] = postings {
                 // One term: every occurrence is its own span, so the count is the term
                 // frequency, and no position is decoded.
-                sink.found(id, single.term_freq());
+                let count = single.term_freq();
+                if count >= floor {
+                    sink.found(id, count);
+                    floor = sink.floor();
+                }
                 return;
             }
             // Merged spans are disjoint and each holds every term: the rarest term's
             // frequency bounds their count before any position is decoded.
             let most = postings.iter().map(|p| p.term_freq()).min().unwrap_or(0);
-            if !sink.wanted(id, most) {
+            if most < floor || !sink.wanted(id, most) {
                 return;
             }
             phrase_starts(postings, &mut positions, &mut starts);
             if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
                 sink.found(id, stats.match_count);
+                floor = sink.floor();
             }
         })?;
         if let Some(keep) = keep {
@@ -658,6 +664,7 @@ mod tests {
         refuse: F,
         asked: Vec<(DocId, u32)>,
         found: Vec<(DocId, u32)>,
+        floor: u32,
     }
 
     impl<F: Fn(DocId) -> bool> CountSink for Probe<F> {
@@ -668,6 +675,10 @@ mod tests {
 
         fn found(&mut self, id: DocId, match_count: u32) {
             self.found.push((id, match_count));
+        }
+
+        fn floor(&self) -> u32 {
+            self.floor
         }
     }
 
@@ -682,6 +693,7 @@ mod tests {
             refuse: |_| false,
             asked: Vec::new(),
             found: Vec::new(),
+            floor: 0,
         };
         provider.match_counts(&phrase("a b"), None, &mut all).expect("counts");
         assert_eq!(all.found, [(0, 3), (1, 1), (3, 2), (4, 2)]);
@@ -691,6 +703,7 @@ mod tests {
             refuse: |id| id % 2 == 0,
             asked: Vec::new(),
             found: Vec::new(),
+            floor: 0,
         };
         provider.match_counts(&phrase("a b"), None, &mut some).expect("counts");
         assert_eq!(some.found, [(1, 1), (3, 2)]);
@@ -699,9 +712,27 @@ mod tests {
             refuse: |_| true,
             asked: Vec::new(),
             found: Vec::new(),
+            floor: 0,
         };
         provider.match_counts(&phrase("x"), None, &mut single).expect("counts");
         assert_eq!((single.asked.len(), single.found), (0, vec![(4, 1)]));
+        // Below the floor: neither asked about nor reported, whether bounded or counted.
+        for (text, expected) in [
+            ("a b", vec![(0, 3), (3, 2), (4, 2)]),
+            ("b", vec![(0, 3), (3, 3), (4, 2)]),
+        ] {
+            let mut floored = Probe {
+                refuse: |_| false,
+                asked: Vec::new(),
+                found: Vec::new(),
+                floor: 2,
+            };
+            provider
+                .match_counts(&phrase(text), None, &mut floored)
+                .expect("counts");
+            assert_eq!(floored.found, expected, "{text}");
+            assert!(floored.asked.iter().all(|&(_, most)| most >= 2), "{text}");
+        }
     }
 
     #[test]
