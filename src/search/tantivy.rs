@@ -342,7 +342,12 @@ impl TantivyProvider {
                 if postings.is_empty() || postings.len() != terms.len() {
                     continue;
                 }
-                let first = &mut postings[0];
+                // The rarest term leads the leapfrog: the others only seek to its documents
+                // (a phrase's first word is often the commonest, as in "the same").
+                let mut order: Vec<usize> = (0..postings.len()).collect();
+                order.sort_by_key(|&i| postings[i].doc_freq());
+                let lead = order[0];
+                let first = &mut postings[lead];
                 let mut doc = if first.doc() < within.start {
                     first.seek(within.start)
                 } else {
@@ -350,7 +355,8 @@ impl TantivyProvider {
                 };
                 'docs: while doc < within.end {
                     // Leapfrog every term's postings to a common document.
-                    for p in postings.iter_mut() {
+                    for &i in &order {
+                        let p = &mut postings[i];
                         // `seek` requires a target at or after the current document.
                         let reached = if p.doc() >= doc { p.doc() } else { p.seek(doc) };
                         if reached != doc {
@@ -361,7 +367,7 @@ impl TantivyProvider {
                     if let Some(&id) = ids.ids.get(doc as usize).filter(|id| keep(**id)) {
                         visit(id, &mut postings);
                     }
-                    doc = postings[0].advance();
+                    doc = postings[lead].advance();
                 }
             }
         }
