@@ -100,6 +100,9 @@ impl DocBits {
     }
 }
 
+/// The lowest and highest id of a set of documents, inclusive.
+type IdBounds = (DocId, DocId);
+
 /// The documents one session owns: their ids and, when those are consecutive (as the engine
 /// assigns them), the range they span, so scoping a search to the session is a range check.
 struct SessionDocs {
@@ -107,7 +110,7 @@ struct SessionDocs {
     span: Option<std::ops::RangeInclusive<DocId>>,
     /// The lowest and highest id, consecutive or not: a scoped search reads only the part of
     /// each segment between them.
-    bounds: Option<(DocId, DocId)>,
+    bounds: Option<IdBounds>,
 }
 
 impl SessionDocs {
@@ -159,7 +162,7 @@ impl SegmentIds {
 
     /// The segment documents a search within `bounds` (lowest and highest id, inclusive) has
     /// to read: all of them unless `ids` ascend.
-    fn docs_within(&self, bounds: Option<(DocId, DocId)>) -> std::ops::Range<u32> {
+    fn docs_within(&self, bounds: Option<IdBounds>) -> std::ops::Range<u32> {
         match bounds {
             Some((lo, hi)) if self.ascending => {
                 let start = self.ids.partition_point(|&id| id < lo);
@@ -301,24 +304,27 @@ impl TantivyProvider {
 }
 
 impl TantivyProvider {
-    /// Hands `visit` every live document (of `session`, if given) of the segments holding all
-    /// the terms of `phrase`, with the terms' postings positioned on it. Returns the filter
-    /// the tail's documents must pass too, or `None` when `session` owns nothing.
-    fn walk(
-        &self,
-        phrase: &[String],
-        session: Option<&str>,
-        visit: &mut dyn FnMut(DocId, &mut [SegmentPostings]),
-    ) -> Result<Option<impl Fn(DocId) -> bool + '_>, Error> {
+    /// The documents a search (of `session`, if given) may report, and the lowest and highest
+    /// id among them when scoped; `None` when `session` owns nothing.
+    fn scope(&self, session: Option<&str>) -> Option<(impl Fn(DocId) -> bool + '_, Option<IdBounds>)> {
         let allowed = match session {
-            Some(id) => match self.by_session.get(id) {
-                Some(docs) => Some(docs),
-                None => return Ok(None),
-            },
+            Some(id) => Some(self.by_session.get(id)?),
             None => None,
         };
         let keep = move |id: DocId| self.live.contains(id) && allowed.is_none_or(|a| a.contains(id));
-        let bounds = allowed.and_then(|a| a.bounds);
+        Some((keep, allowed.and_then(|a| a.bounds)))
+    }
+
+    /// Hands `visit` every document `keep` admits (its id within `bounds`, if given) of the
+    /// segments holding all the terms of `phrase`, with the terms' postings positioned on it.
+    /// Generic over `visit`, so the per-document call of a common word's walk is inlined.
+    fn walk(
+        &self,
+        phrase: &[String],
+        keep: &impl Fn(DocId) -> bool,
+        bounds: Option<IdBounds>,
+        mut visit: impl FnMut(DocId, &mut [SegmentPostings]),
+    ) -> Result<(), Error> {
         let terms: Vec<Term> = phrase.iter().map(|t| Term::from_field_text(self.text, t)).collect();
         for view in &self.segments {
             for (segment, ids) in view.searcher.segment_readers().iter().zip(&view.ids) {
@@ -371,7 +377,7 @@ impl TantivyProvider {
                 }
             }
         }
-        Ok(Some(keep))
+        Ok(())
     }
 }
 
@@ -497,15 +503,16 @@ impl SearchProvider for TantivyProvider {
         }
         let mut starts = Vec::new();
         let mut positions = vec![Vec::new(); phrase.len()];
-        let keep = self.walk(phrase, session, &mut |id, postings| {
+        let Some((keep, bounds)) = self.scope(session) else {
+            return Ok(out);
+        };
+        self.walk(phrase, &keep, bounds, |id, postings| {
             phrase_starts(postings, &mut positions, &mut starts);
             if !starts.is_empty() {
                 out.push((id, starts.clone()));
             }
         })?;
-        if let Some(keep) = keep {
-            self.tail.phrase_matches(phrase, keep, &mut out);
-        }
+        self.tail.phrase_matches(phrase, keep, &mut out);
         Ok(out)
     }
 
@@ -515,8 +522,11 @@ impl SearchProvider for TantivyProvider {
         }
         let mut starts = Vec::new();
         let mut positions = vec![Vec::new(); phrase.len()];
+        let Some((keep, bounds)) = self.scope(session) else {
+            return Ok(());
+        };
         let mut floor = sink.floor();
-        let keep = self.walk(phrase, session, &mut |id, postings| {
+        self.walk(phrase, &keep, bounds, |id, postings| {
             if let [single] = postings {
                 // One term: every occurrence is its own span, so the count is the term
                 // frequency, and no position is decoded.
@@ -539,13 +549,11 @@ impl SearchProvider for TantivyProvider {
                 floor = sink.floor();
             }
         })?;
-        if let Some(keep) = keep {
-            let mut tail = Vec::new();
-            self.tail.phrase_matches(phrase, keep, &mut tail);
-            for (id, starts) in tail {
-                if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
-                    sink.found(id, stats.match_count);
-                }
+        let mut tail = Vec::new();
+        self.tail.phrase_matches(phrase, keep, &mut tail);
+        for (id, starts) in tail {
+            if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
+                sink.found(id, stats.match_count);
             }
         }
         Ok(())
