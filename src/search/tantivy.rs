@@ -348,12 +348,7 @@ impl TantivyProvider {
                 if postings.is_empty() || postings.len() != terms.len() {
                     continue;
                 }
-                // The rarest term leads the leapfrog: the others only seek to its documents
-                // (a phrase's first word is often the commonest, as in "the same").
-                let mut order: Vec<usize> = (0..postings.len()).collect();
-                order.sort_by_key(|&i| postings[i].doc_freq());
-                let lead = order[0];
-                let first = &mut postings[lead];
+                let first = &mut postings[0];
                 let mut doc = if first.doc() < within.start {
                     first.seek(within.start)
                 } else {
@@ -361,8 +356,7 @@ impl TantivyProvider {
                 };
                 'docs: while doc < within.end {
                     // Leapfrog every term's postings to a common document.
-                    for &i in &order {
-                        let p = &mut postings[i];
+                    for p in postings.iter_mut() {
                         // `seek` requires a target at or after the current document.
                         let reached = if p.doc() >= doc { p.doc() } else { p.seek(doc) };
                         if reached != doc {
@@ -373,7 +367,7 @@ impl TantivyProvider {
                     if let Some(&id) = ids.ids.get(doc as usize).filter(|id| keep(**id)) {
                         visit(id, &mut postings);
                     }
-                    doc = postings[lead].advance();
+                    doc = postings[0].advance();
                 }
             }
         }
