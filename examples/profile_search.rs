@@ -5,7 +5,10 @@
 //! `BACKEND` `tantivy` or `sqlite` (in memory). Each query runs once as a warm-up, then `REPEAT`
 //! times as `searchSessions` and as `searchEvents` in the session of its first hit (else the
 //! largest session); the median of each is printed. Under callgrind, collect only the timed
-//! calls with `--collect-atstart=no --toggle-collect='*timed_calls*'`.
+//! calls with `--collect-atstart=no --toggle-collect='*timed_calls*'`. With `PROFILE_SEARCH_GO`
+//! set to a path, the queries wait after the load until that file exists: start callgrind with
+//! `--instr-atstart=no`, and once "loaded" is printed, `callgrind_control -i on` and then create
+//! the file, so the load runs uninstrumented and the queries' counts are whole.
 
 use dsh_session_search::api::{Archive, Dialect};
 use dsh_session_search::json::{Json, ParseLimits};
@@ -67,6 +70,11 @@ fn main() {
         &json!([{ "query": "zzyzx qwertyuiop" }]),
     );
     eprintln!("loaded and indexed in {:.0} ms", start.elapsed().as_secs_f64() * 1e3);
+    if let Ok(go) = std::env::var("PROFILE_SEARCH_GO") {
+        while !std::path::Path::new(&go).exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
     for query in queries {
         let sessions = json!([{ "query": query }]);
         let first: Value = serde_json::from_str(&call(&mut archive, "searchSessions", &sessions))

@@ -1,7 +1,7 @@
 //! Choosing a search backend at run time: the provider enum the faces (RPC, CLI, wasm) hold,
 //! and the options that pick it (backend, tokenizer, index path).
 
-use super::engine::{DocId, ScanProvider, SearchEngine, SearchProvider};
+use super::engine::{CountSink, DocId, ScanProvider, SearchEngine, SearchProvider};
 use super::request::SearchConfig;
 use super::tantivy::TantivyProvider;
 use super::tokenizer::TokenizerMode;
@@ -109,13 +109,8 @@ impl SearchProvider for AnyProvider {
         delegate!(self, p => p.phrase_matches(phrase, session))
     }
 
-    fn match_counts(
-        &self,
-        phrase: &[String],
-        session: Option<&str>,
-        found: &mut dyn FnMut(DocId, u32),
-    ) -> Result<(), Error> {
-        delegate!(self, p => p.match_counts(phrase, session, found))
+    fn match_counts(&self, phrase: &[String], session: Option<&str>, sink: &mut dyn CountSink) -> Result<(), Error> {
+        delegate!(self, p => p.match_counts(phrase, session, sink))
     }
 
     fn commit(&mut self) -> Result<(), Error> {

@@ -160,18 +160,14 @@ pub trait SearchProvider {
     /// Every document (of `session`, if given) whose token stream contains `phrase`
     /// contiguously, with the start positions of all occurrences, ascending.
     fn phrase_matches(&self, phrase: &[String], session: Option<&str>) -> Result<Vec<(DocId, Vec<u32>)>, Error>;
-    /// The documents [`SearchProvider::phrase_matches`] finds, each handed to `found` with its
+    /// The documents [`SearchProvider::phrase_matches`] finds, each handed to `sink` with its
     /// merged span count ([`merge_spans`]) instead of its positions: all that ranking needs.
-    /// Providers that can count without building a list of positions per document override it.
-    fn match_counts(
-        &self,
-        phrase: &[String],
-        session: Option<&str>,
-        found: &mut dyn FnMut(DocId, u32),
-    ) -> Result<(), Error> {
+    /// Providers that can count without building a list of positions per document override it
+    /// (and may ask [`CountSink::wanted`] before counting).
+    fn match_counts(&self, phrase: &[String], session: Option<&str>, sink: &mut dyn CountSink) -> Result<(), Error> {
         for (id, starts) in self.phrase_matches(phrase, session)? {
             if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
-                found(id, stats.match_count);
+                sink.found(id, stats.match_count);
             }
         }
         Ok(())
@@ -179,6 +175,29 @@ pub trait SearchProvider {
     /// Makes everything indexed so far searchable (called once per reconcile).
     fn commit(&mut self) -> Result<(), Error> {
         Ok(())
+    }
+}
+
+/// Where [`SearchProvider::match_counts`] hands the documents it finds.
+pub trait CountSink {
+    /// Whether a document holding every term of a phrase of several terms, the rarest of them
+    /// `most` times (so at most `most` merged spans), can still change the answer; when not,
+    /// a provider may skip decoding its positions and not report it.
+    fn wanted(&mut self, _id: DocId, _most: u32) -> bool {
+        true
+    }
+    /// A matching document and its merged span count.
+    fn found(&mut self, id: DocId, match_count: u32);
+    /// Documents with fewer merged spans than this cannot change the answer any more and may
+    /// be left out. It only rises, and only as documents are found.
+    fn floor(&self) -> u32 {
+        0
+    }
+}
+
+impl<F: FnMut(DocId, u32)> CountSink for F {
+    fn found(&mut self, id: DocId, match_count: u32) {
+        self(id, match_count)
     }
 }
 
@@ -373,6 +392,157 @@ impl<'a> Match<'a> {
         } else {
             candidate
         }
+    }
+}
+
+/// Whether a document passes a request's event filters.
+fn event_passes(doc: &DocMeta, filters: &[EventFilter]) -> bool {
+    filters.iter().all(|filter| match filter {
+        EventFilter::Seq(range) => {
+            range.from.is_none_or(|f| doc.seq as f64 >= f) && range.to.is_none_or(|t| doc.seq as f64 <= t)
+        }
+        EventFilter::Time(range) => {
+            range.from.is_none_or(|f| doc.time as f64 >= f) && range.to.is_none_or(|t| doc.time as f64 <= t)
+        }
+        EventFilter::Type(types) => types.iter().any(|t| **t == *doc.kind),
+        EventFilter::Surface(labels) => labels.contains(&doc.surface),
+        EventFilter::Text(_) => false,
+    })
+}
+
+/// `searchSessions`' fold of the matching documents into each session's strongest. Providers
+/// list a session's documents together, so matches come in runs of one session: the session
+/// map is consulted once per run, and a document of the run that cannot beat the run's
+/// strongest so far is not even counted ([`CountSink::wanted`]).
+///
+/// Once more sessions match than the page head (`offset + limit`) holds, a document with
+/// fewer spans than the head-th highest span count among the sessions' strongest cannot put
+/// its session in the head, nor change which sessions are in it, nor whether one follows it
+/// ([`CountSink::floor`]).
+struct SessionBests<'a, 'f> {
+    docs: &'a DocStore,
+    sessions: &'a HashMap<String, IndexedSession>,
+    event_filters: &'f [EventFilter],
+    session_filters: &'f [SessionFilter],
+    /// How many sessions the page and those before it show.
+    head: u64,
+    /// The current run's session and its strongest match so far.
+    run: Option<(&'a str, Match<'a>)>,
+    /// Each session's strongest match; `None` marks a session its filters exclude.
+    best: HashMap<&'a str, Option<Match<'a>>>,
+    /// How many matching sessions' strongest have each span count.
+    counts: std::collections::BTreeMap<u32, u64>,
+    /// Matching sessions seen so far (those in `best` as `Some`).
+    matching: u64,
+    floor: u32,
+}
+
+impl<'a> SessionBests<'a, '_> {
+    /// A document's metadata, if it passes the event filters.
+    fn doc(&self, id: DocId) -> Option<&'a DocMeta> {
+        self.docs.get(&id).filter(|doc| event_passes(doc, self.event_filters))
+    }
+
+    /// Folds the current run's strongest match into `best` (checking the session's filters
+    /// the first time the session is seen).
+    fn close_run(&mut self) {
+        let Some((session, strongest)) = self.run.take() else {
+            return;
+        };
+        let (before, after) = match self.best.get_mut(session) {
+            Some(None) => return,
+            Some(Some(current)) => {
+                let before = current.match_count;
+                *current = Match::stronger(*current, strongest);
+                (Some(before), current.match_count)
+            }
+            None => {
+                let admitted = session_matches(self.session_filters, &self.sessions[session].record);
+                self.best.insert(session, admitted.then_some(strongest));
+                if !admitted {
+                    return;
+                }
+                self.matching += 1;
+                (None, strongest.match_count)
+            }
+        };
+        if before == Some(after) {
+            return;
+        }
+        if let Some(before) = before
+            && let Some(n) = self.counts.get_mut(&before)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.counts.remove(&before);
+            }
+        }
+        *self.counts.entry(after).or_default() += 1;
+        self.raise_floor();
+    }
+
+    /// The head-th highest span count among the matching sessions' strongest, once more
+    /// sessions than the head match (none is dropped below it before then).
+    fn raise_floor(&mut self) {
+        if self.matching <= self.head {
+            return;
+        }
+        let mut seen = 0;
+        for (&count, &sessions) in self.counts.iter().rev() {
+            seen += sessions;
+            if seen >= self.head {
+                self.floor = self.floor.max(count);
+                return;
+            }
+        }
+    }
+
+    /// Every matching session's strongest match, unordered.
+    fn finish(mut self) -> Vec<Match<'a>> {
+        self.close_run();
+        self.best.into_values().flatten().collect()
+    }
+}
+
+/// Whether `session` is the run's (documents of one session share one `Arc<str>`: usually the
+/// same pointer).
+fn same_session(run: &str, session: &str) -> bool {
+    std::ptr::eq(run, session) || run == session
+}
+
+impl CountSink for SessionBests<'_, '_> {
+    fn wanted(&mut self, id: DocId, most: u32) -> bool {
+        let Some(doc) = self.doc(id) else {
+            return false;
+        };
+        match &self.run {
+            // At most as many spans as the strongest, in a longer text (or fewer spans): it
+            // ranks below the strongest whatever its count turns out to be.
+            Some((session, strongest)) if same_session(session, &doc.session) => {
+                most > strongest.match_count || (most == strongest.match_count && doc.length <= strongest.doc.length)
+            }
+            _ => true,
+        }
+    }
+
+    fn found(&mut self, id: DocId, match_count: u32) {
+        let Some(doc) = self.doc(id) else {
+            return;
+        };
+        let candidate = Match { doc, match_count };
+        match self.run.as_mut() {
+            Some((session, strongest)) if same_session(session, &doc.session) => {
+                *strongest = Match::stronger(*strongest, candidate);
+            }
+            _ => {
+                self.close_run();
+                self.run = Some((&doc.session, candidate));
+            }
+        }
+    }
+
+    fn floor(&self) -> u32 {
+        self.floor
     }
 }
 
@@ -665,20 +835,6 @@ impl<P: SearchProvider> SearchEngine<P> {
             .collect()
     }
 
-    fn event_passes(doc: &DocMeta, filters: &[EventFilter]) -> bool {
-        filters.iter().all(|filter| match filter {
-            EventFilter::Seq(range) => {
-                range.from.is_none_or(|f| doc.seq as f64 >= f) && range.to.is_none_or(|t| doc.seq as f64 <= t)
-            }
-            EventFilter::Time(range) => {
-                range.from.is_none_or(|f| doc.time as f64 >= f) && range.to.is_none_or(|t| doc.time as f64 <= t)
-            }
-            EventFilter::Type(types) => types.iter().any(|t| **t == *doc.kind),
-            EventFilter::Surface(labels) => labels.contains(&doc.surface),
-            EventFilter::Text(_) => false,
-        })
-    }
-
     /// Matching documents passing `filters`, with their metadata and stats.
     fn matches<'a>(
         &'a self,
@@ -691,7 +847,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             return Ok(());
         }
         self.provider.match_counts(phrase, session, &mut |id, match_count| {
-            if let Some(doc) = self.docs.get(&id).filter(|doc| Self::event_passes(doc, filters)) {
+            if let Some(doc) = self.docs.get(&id).filter(|doc| event_passes(doc, filters)) {
                 found(Match { doc, match_count });
             }
         })
@@ -732,22 +888,6 @@ impl<P: SearchProvider> SearchEngine<P> {
         })
     }
 
-    /// Folds one run's strongest match into `best` (checking the session's filters the first
-    /// time the session is seen).
-    fn merge_best<'a>(
-        &'a self,
-        best: &mut HashMap<&'a str, Option<Match<'a>>>,
-        (session, strongest): (&'a str, Match<'a>),
-        filters: &[SessionFilter],
-    ) {
-        let slot = best
-            .entry(session)
-            .or_insert_with(|| session_matches(filters, &self.sessions[session].record).then_some(strongest));
-        if let Some(current) = slot.as_mut() {
-            *current = Match::stronger(*current, strongest);
-        }
-    }
-
     /// `searchSessions` over the corpus (reconciled first).
     pub fn search_sessions(
         &mut self,
@@ -763,29 +903,22 @@ impl<P: SearchProvider> SearchEngine<P> {
         };
         check_budgets(&request.session_filters, &request.event_filters, false)?;
         let phrase = self.phrase(&request.query);
-        // Each session's strongest event. Providers list a session's documents together, so
-        // matches come in runs of one session: the session map is consulted once per run.
-        // `None` marks a session its filters exclude.
-        let mut best: HashMap<&str, Option<Match<'_>>> = HashMap::new();
-        let mut run: Option<(&str, Match<'_>)> = None;
-        self.matches(&phrase, None, &request.event_filters, &mut |candidate| {
-            let session = &*candidate.doc.session;
-            match run.as_mut() {
-                // Documents of one session share one `Arc<str>`: usually the same pointer.
-                Some((current, strongest)) if std::ptr::eq(*current, session) || *current == session => {
-                    *strongest = Match::stronger(*strongest, candidate);
-                }
-                _ => {
-                    if let Some(done) = run.replace((session, candidate)) {
-                        self.merge_best(&mut best, done, &request.session_filters);
-                    }
-                }
-            }
-        })?;
-        if let Some(done) = run {
-            self.merge_best(&mut best, done, &request.session_filters);
+        let mut bests = SessionBests {
+            docs: &self.docs,
+            sessions: &self.sessions,
+            event_filters: &request.event_filters,
+            session_filters: &request.session_filters,
+            head: offset.saturating_add(request.limit),
+            run: None,
+            best: HashMap::new(),
+            counts: Default::default(),
+            matching: 0,
+            floor: 0,
+        };
+        if !phrase.is_empty() {
+            self.provider.match_counts(&phrase, None, &mut bests)?;
         }
-        let mut ranked: Vec<Match<'_>> = best.into_values().flatten().collect();
+        let mut ranked = bests.finish();
         order_top(&mut ranked, offset.saturating_add(request.limit), |a, b| {
             compare_sessions(&a.key(), &b.key())
         });

@@ -6,7 +6,7 @@
 
 mod tail;
 
-use super::engine::{DocId, SearchProvider};
+use super::engine::{CountSink, DocId, SearchProvider};
 use super::rank::merge_spans;
 use super::tokenizer::{TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
@@ -17,9 +17,7 @@ use tantivy::directory::RamDirectory;
 use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{Token as TantivyToken, TokenStream, Tokenizer};
-use tantivy::{
-    DocSet, Index, IndexSettings, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TERMINATED, TantivyDocument, Term,
-};
+use tantivy::{DocSet, Index, IndexSettings, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TantivyDocument, Term};
 
 const TOKENIZER: &str = "dsh_unicode61";
 /// A segment being written is finished once its in-memory postings pass this size (checked
@@ -102,20 +100,27 @@ impl DocBits {
     }
 }
 
+/// The lowest and highest id of a set of documents, inclusive.
+type IdBounds = (DocId, DocId);
+
 /// The documents one session owns: their ids and, when those are consecutive (as the engine
 /// assigns them), the range they span, so scoping a search to the session is a range check.
 struct SessionDocs {
     ids: HashSet<DocId>,
     span: Option<std::ops::RangeInclusive<DocId>>,
+    /// The lowest and highest id, consecutive or not: a scoped search reads only the part of
+    /// each segment between them.
+    bounds: Option<IdBounds>,
 }
 
 impl SessionDocs {
     fn new(ids: HashSet<DocId>) -> Self {
-        let span = match (ids.iter().min(), ids.iter().max()) {
-            (Some(&lo), Some(&hi)) if (hi - lo) as usize + 1 == ids.len() => Some(lo..=hi),
+        let bounds = ids.iter().min().zip(ids.iter().max()).map(|(&lo, &hi)| (lo, hi));
+        let span = match bounds {
+            Some((lo, hi)) if (hi - lo) as usize + 1 == ids.len() => Some(lo..=hi),
             _ => None,
         };
-        SessionDocs { ids, span }
+        SessionDocs { ids, span, bounds }
     }
 
     /// Adds ids (a build in steps, a session that grew); the span holds while they continue it.
@@ -126,6 +131,7 @@ impl SessionDocs {
                 None if self.ids.is_empty() => Some(id..=id),
                 _ => None,
             };
+            self.bounds = Some(self.bounds.map_or((id, id), |(lo, hi)| (lo.min(id), hi.max(id))));
             self.ids.insert(id);
         }
     }
@@ -138,15 +144,53 @@ impl SessionDocs {
     }
 }
 
-/// One finished single-segment index, with the `doc` column of each of its segment readers
-/// decoded once into a plain array (segment document → [`DocId`]): a common word's search
-/// maps most documents, and the column's blockwise-linear decoding cost more than the match.
+/// One segment reader's `doc` column decoded into a plain array (segment document →
+/// [`DocId`]): a common word's search maps most documents, and the column's blockwise-linear
+/// decoding cost more than the match.
+struct SegmentIds {
+    ids: Vec<DocId>,
+    /// Whether `ids` ascend (documents are written in the order the engine numbers them), so
+    /// the documents of an id range are one run of segment documents, found by bisection.
+    ascending: bool,
+}
+
+impl SegmentIds {
+    fn new(ids: Vec<DocId>) -> Self {
+        let ascending = ids.windows(2).all(|pair| pair[0] < pair[1]);
+        SegmentIds { ids, ascending }
+    }
+
+    /// The segment documents a search within `bounds` (lowest and highest id, inclusive) has
+    /// to read: all of them unless `ids` ascend.
+    fn docs_within(&self, bounds: Option<IdBounds>) -> std::ops::Range<u32> {
+        match bounds {
+            Some((lo, hi)) if self.ascending => {
+                let start = self.ids.partition_point(|&id| id < lo);
+                let end = self.ids.partition_point(|&id| id <= hi);
+                start as u32..end as u32
+            }
+            _ => 0..self.ids.len() as u32,
+        }
+    }
+}
+
+/// One finished single-segment index, with each of its segment readers' ids.
 struct Segment {
     searcher: Searcher,
-    ids: Vec<Vec<DocId>>,
+    ids: Vec<SegmentIds>,
 }
 
 impl Segment {
+    /// Maps every id through `renumber` (a snapshot's import). Documents no session holds map
+    /// to [`NO_DOC`](super::engine::NO_DOC), past every other id, so a segment holding several
+    /// may no longer ascend: a search within one session then reads all of it.
+    fn renumber(&mut self, renumber: &dyn Fn(DocId) -> DocId) {
+        for reader in &mut self.ids {
+            let ids = std::mem::take(&mut reader.ids);
+            *reader = SegmentIds::new(ids.into_iter().map(renumber).collect());
+        }
+    }
+
     fn new(searcher: Searcher) -> Result<Self, Error> {
         let ids = searcher
             .segment_readers()
@@ -161,6 +205,7 @@ impl Segment {
                         DocId::try_from(id).map_err(index_failed)
                     })
                     .collect::<Result<Vec<DocId>, Error>>()
+                    .map(SegmentIds::new)
             })
             .collect::<Result<_, _>>()?;
         Ok(Segment { searcher, ids })
@@ -269,26 +314,36 @@ impl TantivyProvider {
 }
 
 impl TantivyProvider {
-    /// Hands `visit` every live document (of `session`, if given) of the segments holding all
-    /// the terms of `phrase`, with the terms' postings positioned on it. Returns the filter
-    /// the tail's documents must pass too, or `None` when `session` owns nothing.
-    fn walk(
-        &self,
-        phrase: &[String],
-        session: Option<&str>,
-        visit: &mut dyn FnMut(DocId, &mut [SegmentPostings]),
-    ) -> Result<Option<impl Fn(DocId) -> bool + '_>, Error> {
+    /// The documents a search (of `session`, if given) may report, and the lowest and highest
+    /// id among them when scoped; `None` when `session` owns nothing.
+    fn scope(&self, session: Option<&str>) -> Option<(impl Fn(DocId) -> bool + '_, Option<IdBounds>)> {
         let allowed = match session {
-            Some(id) => match self.by_session.get(id) {
-                Some(docs) => Some(docs),
-                None => return Ok(None),
-            },
+            Some(id) => Some(self.by_session.get(id)?),
             None => None,
         };
         let keep = move |id: DocId| self.live.contains(id) && allowed.is_none_or(|a| a.contains(id));
+        Some((keep, allowed.and_then(|a| a.bounds)))
+    }
+
+    /// Hands `visit` every document `keep` admits (its id within `bounds`, if given) of the
+    /// segments holding all the terms of `phrase`, with the terms' postings positioned on it.
+    /// Generic over `visit`, so the per-document call of a common word's walk is inlined.
+    fn walk(
+        &self,
+        phrase: &[String],
+        keep: &impl Fn(DocId) -> bool,
+        bounds: Option<IdBounds>,
+        mut visit: impl FnMut(DocId, &mut [SegmentPostings]),
+    ) -> Result<(), Error> {
         let terms: Vec<Term> = phrase.iter().map(|t| Term::from_field_text(self.text, t)).collect();
         for view in &self.segments {
             for (segment, ids) in view.searcher.segment_readers().iter().zip(&view.ids) {
+                // A session's documents are a few runs of a few segments: the others are not
+                // even looked up.
+                let within = ids.docs_within(bounds);
+                if within.is_empty() {
+                    continue;
+                }
                 let inverted = segment.inverted_index(self.text).map_err(index_failed)?;
                 let mut postings: Vec<SegmentPostings> = Vec::with_capacity(terms.len());
                 for term in &terms {
@@ -303,8 +358,13 @@ impl TantivyProvider {
                 if postings.is_empty() || postings.len() != terms.len() {
                     continue;
                 }
-                let mut doc = postings[0].doc();
-                'docs: while doc != TERMINATED {
+                let first = &mut postings[0];
+                let mut doc = if first.doc() < within.start {
+                    first.seek(within.start)
+                } else {
+                    first.doc()
+                };
+                'docs: while doc < within.end {
                     // Leapfrog every term's postings to a common document.
                     for p in postings.iter_mut() {
                         // `seek` requires a target at or after the current document.
@@ -314,14 +374,14 @@ impl TantivyProvider {
                             continue 'docs;
                         }
                     }
-                    if let Some(&id) = ids.get(doc as usize).filter(|id| keep(**id)) {
+                    if let Some(&id) = ids.ids.get(doc as usize).filter(|id| keep(**id)) {
                         visit(id, &mut postings);
                     }
                     doc = postings[0].advance();
                 }
             }
         }
-        Ok(Some(keep))
+        Ok(())
     }
 }
 
@@ -380,7 +440,7 @@ impl TantivyProvider {
                 .try_into()
                 .map_err(index_failed)?;
             let mut segment = Segment::new(reader.searcher())?;
-            segment.ids.iter_mut().flatten().for_each(|id| *id = renumber(*id));
+            segment.renumber(renumber);
             provider.segments.push(segment);
         }
         for id in by_session.values().flatten() {
@@ -450,48 +510,57 @@ impl SearchProvider for TantivyProvider {
         }
         let mut starts = Vec::new();
         let mut positions = vec![Vec::new(); phrase.len()];
-        let keep = self.walk(phrase, session, &mut |id, postings| {
+        let Some((keep, bounds)) = self.scope(session) else {
+            return Ok(out);
+        };
+        self.walk(phrase, &keep, bounds, |id, postings| {
             phrase_starts(postings, &mut positions, &mut starts);
             if !starts.is_empty() {
                 out.push((id, starts.clone()));
             }
         })?;
-        if let Some(keep) = keep {
-            self.tail.phrase_matches(phrase, keep, &mut out);
-        }
+        self.tail.phrase_matches(phrase, keep, &mut out);
         Ok(out)
     }
 
-    fn match_counts(
-        &self,
-        phrase: &[String],
-        session: Option<&str>,
-        found: &mut dyn FnMut(DocId, u32),
-    ) -> Result<(), Error> {
+    fn match_counts(&self, phrase: &[String], session: Option<&str>, sink: &mut dyn CountSink) -> Result<(), Error> {
         if phrase.is_empty() {
             return Ok(());
         }
         let mut starts = Vec::new();
         let mut positions = vec![Vec::new(); phrase.len()];
-        let keep = self.walk(phrase, session, &mut |id, postings| {
+        let Some((keep, bounds)) = self.scope(session) else {
+            return Ok(());
+        };
+        let mut floor = sink.floor();
+        self.walk(phrase, &keep, bounds, |id, postings| {
             if let [single] = postings {
                 // One term: every occurrence is its own span, so the count is the term
                 // frequency, and no position is decoded.
-                found(id, single.term_freq());
+                let count = single.term_freq();
+                if count >= floor {
+                    sink.found(id, count);
+                    floor = sink.floor();
+                }
+                return;
+            }
+            // Merged spans are disjoint and each holds every term: the rarest term's
+            // frequency bounds their count before any position is decoded.
+            let most = postings.iter().map(|p| p.term_freq()).min().unwrap_or(0);
+            if most < floor || !sink.wanted(id, most) {
                 return;
             }
             phrase_starts(postings, &mut positions, &mut starts);
             if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
-                found(id, stats.match_count);
+                sink.found(id, stats.match_count);
+                floor = sink.floor();
             }
         })?;
-        if let Some(keep) = keep {
-            let mut tail = Vec::new();
-            self.tail.phrase_matches(phrase, keep, &mut tail);
-            for (id, starts) in tail {
-                if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
-                    found(id, stats.match_count);
-                }
+        let mut tail = Vec::new();
+        self.tail.phrase_matches(phrase, keep, &mut tail);
+        for (id, starts) in tail {
+            if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
+                sink.found(id, stats.match_count);
             }
         }
         Ok(())
@@ -567,10 +636,29 @@ mod tests {
             scan.replace_session(&session, &docs).expect("indexes");
             segments.replace_session(&session, &docs).expect("indexes");
             tail.replace_session(&session, &docs).expect("indexes");
+            // A segment per session, so a scoped search skips segments.
+            segments.commit().expect("commits");
         }
-        segments.commit().expect("commits");
-        tail.commit().expect("commits");
-        assert!(tail.segments.is_empty() && !segments.segments.is_empty());
+        // s0 indexed again under new ids (its old documents stay in the first segment), and
+        // s1 grown under ids past them: its documents are no longer consecutive.
+        let again: Vec<(DocId, &str)> = texts[..60]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ((200 + i) as DocId, t.as_str()))
+            .collect();
+        let grown: Vec<(DocId, &str)> = texts[..30]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ((300 + i) as DocId, t.as_str()))
+            .collect();
+        for provider in [&mut segments as &mut dyn SearchProvider, &mut tail, &mut scan] {
+            provider.replace_session("s0", &again).expect("indexes");
+            provider.commit().expect("commits");
+            provider.append_documents("s1", &grown).expect("grows");
+            provider.commit().expect("commits");
+        }
+        assert!(tail.segments.is_empty() && segments.segments.len() == 4);
+        assert!(segments.by_session["s1"].span.is_none());
         let phrases = ["a", "the", "a a", "a b", "b a a", "a a a", "the the", "zz"];
         for text in phrases {
             let phrase = phrase(text);
@@ -590,6 +678,96 @@ mod tests {
                 assert_eq!(counts(&tail, &phrase, session), expected, "{text} in {session:?}");
             }
         }
+    }
+
+    /// Records what a provider asks and reports; refuses the documents `refuse` names.
+    struct Probe<F: Fn(DocId) -> bool> {
+        refuse: F,
+        asked: Vec<(DocId, u32)>,
+        found: Vec<(DocId, u32)>,
+        floor: u32,
+    }
+
+    impl<F: Fn(DocId) -> bool> CountSink for Probe<F> {
+        fn wanted(&mut self, id: DocId, most: u32) -> bool {
+            self.asked.push((id, most));
+            !(self.refuse)(id)
+        }
+
+        fn found(&mut self, id: DocId, match_count: u32) {
+            self.found.push((id, match_count));
+        }
+
+        fn floor(&self) -> u32 {
+            self.floor
+        }
+    }
+
+    #[test]
+    fn a_phrase_is_counted_only_where_wanted_and_never_above_its_bound() {
+        let mut provider = TantivyProvider::without_tail(TokenizerMode::Unicode61);
+        let texts = ["a b a b a b", "a b", "b a", "a a b b a b", "a b x a b"];
+        let docs: Vec<(DocId, &str)> = texts.iter().enumerate().map(|(i, t)| (i as DocId, *t)).collect();
+        provider.replace_session("s", &docs).expect("indexes");
+        provider.commit().expect("commits");
+        let mut all = Probe {
+            refuse: |_| false,
+            asked: Vec::new(),
+            found: Vec::new(),
+            floor: 0,
+        };
+        provider.match_counts(&phrase("a b"), None, &mut all).expect("counts");
+        assert_eq!(all.found, [(0, 3), (1, 1), (3, 2), (4, 2)]);
+        // Asked about every document holding both terms, with the rarer one's frequency.
+        assert_eq!(all.asked, [(0, 3), (1, 1), (2, 1), (3, 3), (4, 2)]);
+        let mut some = Probe {
+            refuse: |id| id % 2 == 0,
+            asked: Vec::new(),
+            found: Vec::new(),
+            floor: 0,
+        };
+        provider.match_counts(&phrase("a b"), None, &mut some).expect("counts");
+        assert_eq!(some.found, [(1, 1), (3, 2)]);
+        // One term: the count is its frequency, nothing to bound.
+        let mut single = Probe {
+            refuse: |_| true,
+            asked: Vec::new(),
+            found: Vec::new(),
+            floor: 0,
+        };
+        provider.match_counts(&phrase("x"), None, &mut single).expect("counts");
+        assert_eq!((single.asked.len(), single.found), (0, vec![(4, 1)]));
+        // Below the floor: neither asked about nor reported, whether bounded or counted.
+        for (text, expected) in [
+            ("a b", vec![(0, 3), (3, 2), (4, 2)]),
+            ("b", vec![(0, 3), (3, 3), (4, 2)]),
+        ] {
+            let mut floored = Probe {
+                refuse: |_| false,
+                asked: Vec::new(),
+                found: Vec::new(),
+                floor: 2,
+            };
+            provider
+                .match_counts(&phrase(text), None, &mut floored)
+                .expect("counts");
+            assert_eq!(floored.found, expected, "{text}");
+            assert!(floored.asked.iter().all(|&(_, most)| most >= 2), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_scoped_search_reads_the_segment_documents_between_its_bounds() {
+        let ids = SegmentIds::new(vec![3, 5, 8, 13, 21]);
+        assert_eq!(ids.docs_within(None), 0..5);
+        assert_eq!(ids.docs_within(Some((5, 13))), 1..4);
+        assert_eq!(ids.docs_within(Some((6, 7))), 2..2);
+        assert_eq!(ids.docs_within(Some((0, 2))), 0..0);
+        assert_eq!(ids.docs_within(Some((22, 30))), 5..5);
+        assert_eq!(ids.docs_within(Some((0, 30))), 0..5);
+        // Ids out of order: every document is read (the caller filters them).
+        let shuffled = SegmentIds::new(vec![8, 3, 21]);
+        assert_eq!(shuffled.docs_within(Some((20, 21))), 0..3);
     }
 
     #[test]

@@ -628,6 +628,16 @@ fn agrees_with_the_scan_reference<P: SearchProvider>(mut engine_provider: Search
         .collect();
     let mut corpus = Corpus::new();
     corpus.add_live(&header, log).expect("valid");
+    // The same texts again in many small sessions, for each session's strongest match.
+    for (s, chunk) in texts.chunks(20).enumerate() {
+        let header = to_json(&json!({"version":0,"id":format!("s{s:02}"),"createdAt":T,"delegationDepth":0}));
+        let log = chunk
+            .iter()
+            .enumerate()
+            .map(|(seq, text)| to_json(&user(seq as u64, T + (seq % 7) as i64, text)))
+            .collect();
+        corpus.add_live(&header, log).expect("valid");
+    }
     let mut reference = SearchEngine::new(
         ScanProvider::new(TokenizerMode::Unicode61),
         config(),
@@ -647,6 +657,11 @@ fn agrees_with_the_scan_reference<P: SearchProvider>(mut engine_provider: Search
             let request = json!({"sessionId":"many","query":query,"limit":limit});
             let expected = events(&mut reference, &corpus, request.clone()).expect("reference");
             let actual = events(&mut engine_provider, &corpus, request).expect("backend");
+            assert_eq!(actual["items"], expected["items"], "{query} (limit {limit})");
+            assert_eq!(actual.get("nextCursor").is_some(), expected.get("nextCursor").is_some());
+            let request = json!({"query":query,"limit":limit.min(50)});
+            let expected = sessions(&mut reference, &corpus, request.clone()).expect("reference");
+            let actual = sessions(&mut engine_provider, &corpus, request).expect("backend");
             assert_eq!(actual["items"], expected["items"], "{query} (limit {limit})");
             assert_eq!(actual.get("nextCursor").is_some(), expected.get("nextCursor").is_some());
         }
@@ -728,6 +743,15 @@ conformance!(
     tantivy_backend,
     SearchEngine::new(
         dsh_session_search::search::tantivy::TantivyProvider::new(TokenizerMode::Unicode61),
+        config(),
+        TokenizerMode::Unicode61
+    )
+);
+// Every document in a segment, none in the in-memory tail small corpora otherwise stay in.
+conformance!(
+    tantivy_segments_backend,
+    SearchEngine::new(
+        dsh_session_search::search::tantivy::TantivyProvider::without_tail(TokenizerMode::Unicode61),
         config(),
         TokenizerMode::Unicode61
     )
