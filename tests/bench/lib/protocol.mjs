@@ -150,7 +150,8 @@ export async function runAppendLive({ api, plan, reps }) {
 /**
  * One run of the packed package: `SessionArchive` from `dsh-session-search` (or its `/worker`
  * entry), `entries` the corpus as a dropped folder gives it ([{path, bytes}]), `memory()` the
- * module's wasm memory in bytes (it only grows, so the last reading is the peak).
+ * module's wasm memory in bytes (it only grows, so the last reading is the peak; it is also read
+ * after each phase, so the peak can be told apart by what raised it).
  */
 export async function runPackage({ SessionArchive, entries, queries, plan, fallbackSession, runs, reps, memory }) {
   const archive = await SessionArchive.create();
@@ -170,7 +171,9 @@ export async function runPackage({ SessionArchive, entries, queries, plan, fallb
     runs,
     fallbackSession,
   });
+  const wasmQueried = await memory();
   const prepare = await runPrepare({ prepare: (...args) => archive.prepare(...args), plan, reps });
+  const wasmPrepared = await memory();
   const appendLive = await runAppendLive({ api: archive, plan, reps });
   const wasmPeak = await memory();
   archive.free();
@@ -178,7 +181,7 @@ export async function runPackage({ SessionArchive, entries, queries, plan, fallb
     loadMs: loaded - start,
     indexMs: firstResult - loaded,
     firstResultMs: firstResult - start,
-    memory: { wasmStart, wasmLoadBytes: wasmLoaded - wasmStart, wasmIndexBytes: wasmIndexed - wasmLoaded, wasmTotal: wasmIndexed, wasmPeak },
+    memory: { wasmStart, wasmLoadBytes: wasmLoaded - wasmStart, wasmIndexBytes: wasmIndexed - wasmLoaded, wasmTotal: wasmIndexed, wasmQueried, wasmPrepared, wasmPeak },
     ...result,
     prepare,
     appendLive,
