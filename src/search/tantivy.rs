@@ -103,11 +103,13 @@ impl DocBits {
 /// The lowest and highest id of a set of documents, inclusive.
 type IdBounds = (DocId, DocId);
 
-/// The documents one session owns: their ids and, when those are consecutive (as the engine
-/// assigns them), the range they span, so scoping a search to the session is a range check.
+/// The documents one session owns. While their ids are consecutive (as the engine assigns
+/// them) they are a range, so scoping a search to the session is a range check and a million
+/// documents cost no set; ids that break the run are kept in a set.
 struct SessionDocs {
-    ids: HashSet<DocId>,
     span: Option<std::ops::RangeInclusive<DocId>>,
+    /// Every id once they are not consecutive (empty while `span` holds them).
+    scattered: HashSet<DocId>,
     /// The lowest and highest id, consecutive or not: a scoped search reads only the part of
     /// each segment between them.
     bounds: Option<IdBounds>,
@@ -116,31 +118,48 @@ struct SessionDocs {
 impl SessionDocs {
     fn new(ids: HashSet<DocId>) -> Self {
         let bounds = ids.iter().min().zip(ids.iter().max()).map(|(&lo, &hi)| (lo, hi));
-        let span = match bounds {
-            Some((lo, hi)) if (hi - lo) as usize + 1 == ids.len() => Some(lo..=hi),
-            _ => None,
-        };
-        SessionDocs { ids, span, bounds }
+        match bounds {
+            Some((lo, hi)) if (hi - lo) as usize + 1 == ids.len() => SessionDocs {
+                span: Some(lo..=hi),
+                scattered: HashSet::new(),
+                bounds,
+            },
+            _ => SessionDocs {
+                span: None,
+                scattered: ids,
+                bounds,
+            },
+        }
     }
 
     /// Adds ids (a build in steps, a session that grew); the span holds while they continue it.
     fn extend(&mut self, ids: impl IntoIterator<Item = DocId>) {
         for id in ids {
-            self.span = match self.span.take() {
-                Some(span) if id == span.end() + 1 => Some(*span.start()..=id),
-                None if self.ids.is_empty() => Some(id..=id),
-                _ => None,
-            };
+            match self.span.take() {
+                Some(span) if id == span.end() + 1 => self.span = Some(*span.start()..=id),
+                Some(span) => {
+                    self.scattered.extend(span);
+                    self.scattered.insert(id);
+                }
+                None if self.scattered.is_empty() => self.span = Some(id..=id),
+                None => {
+                    self.scattered.insert(id);
+                }
+            }
             self.bounds = Some(self.bounds.map_or((id, id), |(lo, hi)| (lo.min(id), hi.max(id))));
-            self.ids.insert(id);
         }
     }
 
     fn contains(&self, id: DocId) -> bool {
         match &self.span {
             Some(span) => span.contains(&id),
-            None => self.ids.contains(&id),
+            None => self.scattered.contains(&id),
         }
+    }
+
+    /// Every id, in no particular order.
+    fn ids(self) -> impl Iterator<Item = DocId> {
+        self.span.into_iter().flatten().chain(self.scattered)
     }
 }
 
@@ -491,7 +510,7 @@ impl SearchProvider for TantivyProvider {
 
     fn remove_session(&mut self, session: &str) -> Result<(), Error> {
         if let Some(old) = self.by_session.remove(session) {
-            for id in old.ids {
+            for id in old.ids() {
                 self.live.remove(id);
             }
         }
@@ -586,6 +605,25 @@ fn phrase_starts(postings: &mut [SegmentPostings], positions: &mut [Vec<u32>], s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_docs_are_a_range_until_an_id_breaks_the_run() {
+        let mut docs = SessionDocs::new(HashSet::new());
+        docs.extend(0..3);
+        assert!(docs.span.is_some() && docs.scattered.is_empty(), "consecutive: a range");
+        docs.extend([10, 11]);
+        assert!(docs.span.is_none(), "the run is broken");
+        for id in 0..14 {
+            assert_eq!(docs.contains(id), [0, 1, 2, 10, 11].contains(&id), "{id}");
+        }
+        assert_eq!(docs.bounds, Some((0, 11)));
+        let mut ids: Vec<DocId> = docs.ids().collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [0, 1, 2, 10, 11]);
+        let rebuilt = SessionDocs::new(HashSet::from([4, 5, 6]));
+        assert_eq!((rebuilt.span, rebuilt.scattered.len()), (Some(4..=6), 0));
+        assert!(SessionDocs::new(HashSet::from([4, 6])).span.is_none());
+    }
     use crate::search::engine::ScanProvider;
 
     fn phrase(text: &str) -> Vec<String> {
