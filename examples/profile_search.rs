@@ -8,7 +8,9 @@
 //! calls with `--collect-atstart=no --toggle-collect='*timed_calls*'`. With `PROFILE_SEARCH_GO`
 //! set to a path, the queries wait after the load until that file exists: start callgrind with
 //! `--instr-atstart=no`, and once "loaded" is printed, `callgrind_control -i on` and then create
-//! the file, so the load runs uninstrumented and the queries' counts are whole.
+//! the file, so the load runs uninstrumented and the queries' counts are whole. With
+//! `PROFILE_SEARCH_PAGES` set, the warm-up answers (and the same calls with highlights) are
+//! printed as JSON lines, for comparing two builds' answers.
 
 use dsh_session_search::api::{Archive, Dialect};
 use dsh_session_search::json::{Json, ParseLimits};
@@ -42,6 +44,15 @@ fn timed_calls(archive: &mut Archive, method: &str, params: &Value, repeat: usiz
             start.elapsed().as_secs_f64() * 1e3
         })
         .collect()
+}
+
+/// The answers to `query` as JSON lines: the warm-up ones, then both calls with highlights.
+fn print_pages(archive: &mut Archive, sessions: &Value, events: &str, query: &str, session: &Value) {
+    println!("{sessions}\n{events}");
+    let marked = json!([{ "query": query, "highlights": true }]);
+    println!("{}", call(archive, "searchSessions", &marked));
+    let marked = json!([{ "sessionId": session, "query": query, "highlights": true }]);
+    println!("{}", call(archive, "searchEvents", &marked));
 }
 
 fn main() {
@@ -83,7 +94,10 @@ fn main() {
             .as_str()
             .map_or(largest.clone(), |id| json!(id));
         let events = json!([{ "sessionId": session, "query": query }]);
-        call(&mut archive, "searchEvents", &events);
+        let answer = call(&mut archive, "searchEvents", &events);
+        if std::env::var_os("PROFILE_SEARCH_PAGES").is_some() {
+            print_pages(&mut archive, &first, &answer, query, &session);
+        }
         let s = median(timed_calls(&mut archive, "searchSessions", &sessions, repeat));
         let e = median(timed_calls(&mut archive, "searchEvents", &events, repeat));
         println!("{query:>32}: searchSessions {s:8.3} ms, searchEvents {e:8.3} ms");

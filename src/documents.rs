@@ -93,26 +93,24 @@ fn utf8_len(lead: u8) -> usize {
 
 /// DSH's `joinText`: trim each part, drop empty ones, join with LF.
 fn join(parts: &[&Json]) -> JsString {
-    let mut out: Vec<u8> = Vec::new();
-    let mut has_surrogate = false;
-    for part in parts {
-        // DSH only ever joins strings here; anything else contributes nothing.
-        let Some(text) = part.as_js_string() else { continue };
-        let trimmed = trim_wtf8(text.as_wtf8());
-        if trimmed.is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push(b'\n');
-        }
-        has_surrogate |= matches!(text, JsString::Wtf8(_));
-        out.extend_from_slice(trimmed);
+    // DSH only ever joins strings here; anything else contributes nothing.
+    let texts = || parts.iter().filter_map(|part| part.as_js_string());
+    // `join` sizes its output once (a tool result's text is often tens of kilobytes), and
+    // well-formed parts are joined as `str`, so the result needs no UTF-8 check.
+    if texts().all(|text| matches!(text, JsString::Utf8(_))) {
+        let trimmed: Vec<&str> = texts()
+            .filter_map(JsString::as_str)
+            .map(|text| text.trim_matches(is_js_whitespace))
+            .filter(|text| !text.is_empty())
+            .collect();
+        return JsString::Utf8(trimmed.join("\n").into_boxed_str());
     }
-    if has_surrogate {
-        JsString::Wtf8(out.into_boxed_slice())
-    } else {
-        JsString::Utf8(String::from_utf8(out).unwrap_or_default().into_boxed_str())
-    }
+    // A lone surrogate is never whitespace: a part holding one is never dropped.
+    let trimmed: Vec<&[u8]> = texts()
+        .map(|text| trim_wtf8(text.as_wtf8()))
+        .filter(|text| !text.is_empty())
+        .collect();
+    JsString::Wtf8(trimmed.join(&b'\n').into_boxed_slice())
 }
 
 fn block_parts<'a>(block: &'a Json, out: &mut Vec<&'a Json>) {
@@ -227,6 +225,33 @@ mod tests {
         // U+0085 is whitespace to Rust but not to JavaScript.
         assert_eq!(trim_wtf8("\u{85}a\u{85}".as_bytes()), "\u{85}a\u{85}".as_bytes());
         assert_eq!(trim_wtf8(b"   "), b"");
+    }
+
+    #[test]
+    fn join_trims_well_formed_parts_as_the_wtf8_trim_does() {
+        // Well-formed parts are trimmed as `str`: the bytes must be those `trim_wtf8` keeps.
+        let alphabet = ["a", " ", "\n", "\u{3000}", "\u{85}", "\u{FEFF}", "é", "😀", "\u{2028}"];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..5_000 {
+            let parts: Vec<Json> = (0..next(4))
+                .map(|_| Json::str(&(0..next(6)).map(|_| alphabet[next(alphabet.len())]).collect::<String>()))
+                .collect();
+            let byte_trimmed: Vec<&[u8]> = parts
+                .iter()
+                .filter_map(|part| part.as_js_string())
+                .map(|text| trim_wtf8(text.as_wtf8()))
+                .filter(|text| !text.is_empty())
+                .collect();
+            let joined = join(&parts.iter().collect::<Vec<_>>());
+            assert!(matches!(joined, JsString::Utf8(_)), "{parts:?}");
+            assert_eq!(joined.as_wtf8(), byte_trimmed.join(&b'\n'), "{parts:?}");
+        }
     }
 
     #[test]

@@ -158,7 +158,7 @@ impl Event {
     }
 
     fn member(&self, key: &str) -> Option<Json> {
-        json::member_text(self.text(), key).map(json::parse_printed)
+        json::member_start(self.text(), key).map(json::parse_printed_value)
     }
 }
 

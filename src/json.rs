@@ -1048,6 +1048,19 @@ pub fn parse_printed(text: &str) -> Json {
     Json::parse_bounded(text, limits, usize::MAX).unwrap_or(Json::Null)
 }
 
+/// [`parse_printed`] of the value written at the start of `text` (printed by this module),
+/// ignoring what follows it: what [`member_start`] finds is parsed without a pass to find
+/// where it ends first (a hit's event is read for its text, most of it in `data`).
+pub fn parse_printed_value(text: &str) -> Json {
+    let mut parser = Parser {
+        bytes: text.as_bytes(),
+        at: 0,
+        max_depth: MAX_JSON_DEPTH,
+        max_keys: usize::MAX,
+    };
+    parser.value().unwrap_or(Json::Null)
+}
+
 /// The text of the value of top-level member `key` in `text`, an object this module printed
 /// (no whitespace): found by skipping the other members' values without parsing them. `key`
 /// is compared with each key as written, so it must be one that needs no escape.
@@ -1211,6 +1224,14 @@ mod tests {
         let data = member_start(text, "data").expect("data");
         assert!(data.ends_with(r#""z":null}"#), "the rest of the text, unmeasured");
         assert_eq!(value_text(data), member_text(text, "data").expect("data"));
+        for key in ["a", "b", "data", "n", "z"] {
+            let whole = parse_printed(member_text(text, key).expect("member"));
+            assert_eq!(
+                parse_printed_value(member_start(text, key).expect("member")),
+                whole,
+                "{key}"
+            );
+        }
         assert_eq!(
             member_text(data, "x"),
             Some(r#"[1,{"y":"\\"}]"#),

@@ -3,7 +3,7 @@
 //! grouping, paging, snippets and cursors. Providers only find phrase occurrences.
 
 use super::build::Build;
-use super::rank::{RankKey, compare_events, compare_sessions, merge_spans, snippet, snippet_with_highlights};
+use super::rank::{RankKey, compare_events, compare_sessions, merge_spans, snippet_at_byte, snippet_with_highlights};
 use super::request::{
     EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, is_sanitized, sanitize_text,
 };
@@ -606,8 +606,8 @@ impl Highlight {
     }
 }
 
-/// The code-point index in `text` where the first occurrence of `phrase` starts, reading
-/// tokens only up to its end.
+/// The byte offset in `text` where the first occurrence of `phrase` starts, reading tokens
+/// only up to its end.
 fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Option<usize> {
     let mut tokens = Tokens::new(text, mode);
     // Occurrences begun so far: (first code point, phrase tokens matched). All are as long as
@@ -620,7 +620,7 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
             continues
         });
         if phrase.first().is_some_and(|first| *first == token.text) {
-            open.push((token.char_range.start, 1));
+            open.push((token.byte_range.start, 1));
         }
         if let Some(&(start, _)) = open.iter().find(|(_, matched)| *matched == phrase.len()) {
             return Some(start);
@@ -861,7 +861,7 @@ impl<P: SearchProvider> SearchEngine<P> {
         let (snippet, highlights) = match highlights {
             false => {
                 let start = first_occurrence(&text, phrase, self.mode);
-                (snippet(&text, start, self.config.snippet_chars), None)
+                (snippet_at_byte(&text, start, self.config.snippet_chars), None)
             }
             true => {
                 let tokens = tokenize(&text, self.mode);
@@ -1059,8 +1059,8 @@ mod tests {
     fn first_occurrence_is_the_first_complete_phrase() {
         let phrase = |text: &str| text.split(' ').map(str::to_owned).collect::<Vec<_>>();
         let mode = TokenizerMode::Unicode61;
-        // "a a b": the occurrence begun at the second "a", not the first; code points, not bytes.
-        assert_eq!(first_occurrence("é a a a b a a b", &phrase("a a b"), mode), Some(4));
+        // "a a b": the occurrence begun at the second "a", not the first; bytes, not code points.
+        assert_eq!(first_occurrence("é a a a b a a b", &phrase("a a b"), mode), Some(5));
         assert_eq!(first_occurrence("x A_a", &phrase("a a"), mode), Some(2));
         assert_eq!(first_occurrence("a b a", &phrase("a a"), mode), None);
         assert_eq!(first_occurrence("needle", &phrase("needle"), mode), Some(0));

@@ -72,6 +72,31 @@ pub fn snippet(text: &str, match_start: Option<usize>, max: usize) -> String {
     snippet_with_highlights(text, match_start, &[], max).0
 }
 
+/// [`snippet`] with the match given as a byte offset in `text`: the characters before it are
+/// not all read. The window never reaches more than `max` clean characters behind the match, so
+/// the text may start at any non-whitespace character with `max + 2` non-whitespace characters
+/// between it and the match (one more for a match in trailing whitespace): cleaning a text that starts there gives the tail of
+/// the whole clean text (a whitespace run before it still collapses to one space of the head),
+/// and the cut, its ellipses included, is the same relative to the match.
+pub fn snippet_at_byte(text: &str, match_byte: Option<usize>, max: usize) -> String {
+    // A match at the very end is no match, as in `snippet`.
+    let Some(at) = match_byte.filter(|&at| at < text.len()) else {
+        return snippet(text, None, max);
+    };
+    let (mut from, mut behind, mut solid) = (at, 0, 0);
+    for (index, c) in text[..at].char_indices().rev() {
+        from = index;
+        behind += 1;
+        if !is_js_whitespace(c) {
+            solid += 1;
+            if solid > max + 1 {
+                break;
+            }
+        }
+    }
+    snippet(&text[from..], Some(behind), max)
+}
+
 /// [`snippet`], plus where each `(start, end)` code-point range of `text` (a merged match span)
 /// lands inside the snippet, as code-point ranges clipped to what the snippet shows.
 pub fn snippet_with_highlights(
@@ -235,6 +260,36 @@ mod tests {
             let max = 1 + next(12);
             let full = snippet_with_highlights(&text, start, &[(0, 1)], max).0;
             assert_eq!(snippet(&text, start, max), full, "{text:?} {start:?} {max}");
+        }
+    }
+
+    #[test]
+    fn snippets_cut_from_a_byte_offset_match_the_whole_text_cut() {
+        // `snippet_at_byte` skips the head of a long text; the cut must be the one `snippet`
+        // makes from the whole text, for every match position and length (short ones included,
+        // where the skipped head decides the leading ellipsis).
+        let alphabet = ['a', 'b', ' ', ' ', '\n', '\u{3000}', 'é', '😀'];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..40_000 {
+            let len = next(60);
+            let text: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            let bytes: Vec<usize> = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();
+            let (start, byte) = match next(6) {
+                0 => (None, None),
+                _ => {
+                    let index = next(bytes.len());
+                    (Some(index), Some(bytes[index]))
+                }
+            };
+            let max = next(14);
+            let fast = snippet_at_byte(&text, byte, max);
+            assert_eq!(fast, snippet(&text, start, max), "{text:?} {start:?} {max}");
         }
     }
 
