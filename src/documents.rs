@@ -231,13 +231,7 @@ mod tests {
     fn join_trims_well_formed_parts_as_the_wtf8_trim_does() {
         // Well-formed parts are trimmed as `str`: the bytes must be those `trim_wtf8` keeps.
         let alphabet = ["a", " ", "\n", "\u{3000}", "\u{85}", "\u{FEFF}", "é", "😀", "\u{2028}"];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1du64);
         for _ in 0..5_000 {
             let parts: Vec<Json> = (0..next(4))
                 .map(|_| Json::str(&(0..next(6)).map(|_| alphabet[next(alphabet.len())]).collect::<String>()))

@@ -1331,15 +1331,12 @@ mod tests {
             "\\ud83d\\ude00",
             "\\ud800",
         ];
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..2000 {
             let mut text = String::from("\"");
             let mut expected = Vec::new();
-            for _ in 0..(state % 9) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                let piece = pieces[(state % pieces.len() as u64) as usize];
+            for _ in 0..next(9) {
+                let piece = pieces[next(pieces.len())];
                 text.push_str(piece);
                 expected.push(piece);
             }

@@ -1031,17 +1031,10 @@ mod tests {
 
     #[test]
     fn order_top_orders_exactly_the_head() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
         for len in 0..40usize {
             for count in [0u64, 1, 3, len as u64, len as u64 + 1, u64::MAX] {
-                let items: Vec<u64> = (0..len)
-                    .map(|_| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        state % 50
-                    })
-                    .collect();
+                let items: Vec<u64> = (0..len).map(|_| next(50) as u64).collect();
                 let mut sorted = items.clone();
                 sorted.sort_unstable();
                 let mut top = items.clone();

@@ -245,13 +245,7 @@ mod tests {
         // `snippet` stops reading a long text once the window is decided; with highlights the
         // whole text is read. Both must cut the same snippet for every text, match and length.
         let alphabet = ['a', 'b', ' ', '\n', '\u{3000}', 'é', '😀'];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1du64);
         for _ in 0..20_000 {
             let len = next(40);
             let text: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
@@ -269,13 +263,7 @@ mod tests {
         // makes from the whole text, for every match position and length (short ones included,
         // where the skipped head decides the leading ellipsis).
         let alphabet = ['a', 'b', ' ', ' ', '\n', '\u{3000}', 'é', '😀'];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for _ in 0..40_000 {
             let len = next(60);
             let text: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();

@@ -1326,13 +1326,8 @@ mod tests {
     #[ignore = "a measurement, not a check"]
     fn throughput_against_tantivy() {
         use std::time::Instant;
-        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut rng = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15);
+        let mut next = |n: u64| rng(n as usize) as u64;
         let common = ["the", "parser", "crash", "on", "input", "fix", "token", "error"];
         let sessions: Vec<Vec<String>> = (0..100)
             .map(|_| {

@@ -645,13 +645,7 @@ mod tests {
         // Few words, so phrases repeat and overlap ("a a" in "a a a"); documents in segments
         // and in the tail, in two sessions.
         let words = ["a", "b", "the", "a"];
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15u64);
         let texts: Vec<String> = (0..120)
             .map(|_| {
                 (0..next(12))

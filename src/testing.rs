@@ -1,0 +1,13 @@
+//! Helpers shared by the library's unit tests.
+
+/// A small deterministic generator (xorshift64): `next(n)` is in `0..n`, so a failure found
+/// with a seed reproduces with it.
+pub(crate) fn xorshift(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed;
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    }
+}
