@@ -720,6 +720,18 @@ mod tests {
         floor: u32,
     }
 
+    impl<F: Fn(DocId) -> bool> Probe<F> {
+        /// A sink that refuses the documents `refuse` names and skips those below `floor`.
+        fn new(refuse: F, floor: u32) -> Self {
+            Probe {
+                refuse,
+                asked: Vec::new(),
+                found: Vec::new(),
+                floor,
+            }
+        }
+    }
+
     impl<F: Fn(DocId) -> bool> CountSink for Probe<F> {
         fn wanted(&mut self, id: DocId, most: u32) -> bool {
             self.asked.push((id, most));
@@ -742,31 +754,16 @@ mod tests {
         let docs: Vec<(DocId, &str)> = texts.iter().enumerate().map(|(i, t)| (i as DocId, *t)).collect();
         provider.replace_session("s", &docs).expect("indexes");
         provider.commit().expect("commits");
-        let mut all = Probe {
-            refuse: |_| false,
-            asked: Vec::new(),
-            found: Vec::new(),
-            floor: 0,
-        };
+        let mut all = Probe::new(|_| false, 0);
         provider.match_counts(&phrase("a b"), None, &mut all).expect("counts");
         assert_eq!(all.found, [(0, 3), (1, 1), (3, 2), (4, 2)]);
         // Asked about every document holding both terms, with the rarer one's frequency.
         assert_eq!(all.asked, [(0, 3), (1, 1), (2, 1), (3, 3), (4, 2)]);
-        let mut some = Probe {
-            refuse: |id| id % 2 == 0,
-            asked: Vec::new(),
-            found: Vec::new(),
-            floor: 0,
-        };
+        let mut some = Probe::new(|id| id % 2 == 0, 0);
         provider.match_counts(&phrase("a b"), None, &mut some).expect("counts");
         assert_eq!(some.found, [(1, 1), (3, 2)]);
         // One term: the count is its frequency, nothing to bound.
-        let mut single = Probe {
-            refuse: |_| true,
-            asked: Vec::new(),
-            found: Vec::new(),
-            floor: 0,
-        };
+        let mut single = Probe::new(|_| true, 0);
         provider.match_counts(&phrase("x"), None, &mut single).expect("counts");
         assert_eq!((single.asked.len(), single.found), (0, vec![(4, 1)]));
         // Below the floor: neither asked about nor reported, whether bounded or counted.
@@ -774,12 +771,7 @@ mod tests {
             ("a b", vec![(0, 3), (3, 2), (4, 2)]),
             ("b", vec![(0, 3), (3, 3), (4, 2)]),
         ] {
-            let mut floored = Probe {
-                refuse: |_| false,
-                asked: Vec::new(),
-                found: Vec::new(),
-                floor: 2,
-            };
+            let mut floored = Probe::new(|_| false, 2);
             provider
                 .match_counts(&phrase(text), None, &mut floored)
                 .expect("counts");
