@@ -8,6 +8,7 @@ use crate::error::{Error, ErrorCode};
 use crate::event::Event;
 use crate::json::{self, JsString, Json, JsonObject};
 use crate::reads::SurfaceSnapshot;
+use std::ops::Range;
 
 /// Who said a projected message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,17 +128,20 @@ struct PendingMessage<'a> {
     bytes: usize,
 }
 
-/// A message's content blocks: parsed, or as the text of a stored event (parsed only if kept).
+/// A message's content blocks: parsed, or where they are printed in a stored event's text
+/// (parsed only if kept). The text is read again then rather than held: a stored text may be
+/// a range of a decompressed block, and a long source's messages would hold most of its blocks.
 enum Content<'a> {
     Parsed(&'a [Json]),
-    Printed(&'a str),
+    Printed(&'a Event, Range<usize>),
 }
 
 impl PendingMessage<'_> {
     fn text(&self) -> JsString {
-        match self.content {
+        match &self.content {
             Content::Parsed(blocks) => text_content(blocks),
-            Content::Printed(text) => match json::parse_printed(json::value_text(text)) {
+            Content::Printed(event, range) => match json::parse_printed(json::value_text(&event.text()[range.clone()]))
+            {
                 Json::Array(blocks) => text_content(&blocks),
                 _ => JsString::from(""),
             },
@@ -149,41 +153,55 @@ impl PendingMessage<'_> {
 /// mark and text length are found by scanning, and its blocks are parsed only when retention
 /// keeps it.
 fn stored_messages<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<PendingMessage<'a>> {
-    let mut conversation = Vec::new();
-    for event in events {
-        // Members are looked up from where their values start, so a value is passed over once,
-        // while looking past it; only the texts measured are cut to their ends.
-        let data = json::member_start(event.text(), "data");
-        let member = |value: Option<&'a str>, key: &str| value.and_then(|v| json::member_start(v, key));
-        let (role, checkpoint, content) = match event.kind() {
-            "user/message" => {
-                let source = member(data, "source");
-                let string = |key: &str| member(source, key).map(json::value_text);
-                let checkpoint = string("kind") == Some("\"plugin\"") && string("plugin") == Some("\"compact\"");
-                if !checkpoint && string("kind") != Some("\"user\"") {
-                    continue;
-                }
-                (Role::User, checkpoint, member(data, "content"))
-            }
-            "assistant/message" => (Role::Assistant, false, member(member(data, "message"), "content")),
-            _ => continue,
-        };
-        let content = content.unwrap_or("[]");
-        let bytes = json::item_texts(content)
-            .filter(|block| json::member_text(block, "type") == Some("\"text\""))
-            .filter_map(|block| json::member_text(block, "text").filter(|text| text.starts_with('"')))
-            .map(json::printed_string_len);
-        let bytes = joined_len(bytes);
-        if let Some(bytes) = bytes.filter(|&b| b > 0) {
-            conversation.push(PendingMessage {
-                role,
-                checkpoint,
-                content: Content::Printed(content),
-                bytes,
-            });
+    events.into_iter().filter_map(stored_message).collect()
+}
+
+/// One stored event as a pending message, when the projection keeps it.
+fn stored_message(event: &Event) -> Option<PendingMessage<'_>> {
+    // The type first: it is in the envelope, and most events are tool results.
+    let user = match event.kind() {
+        "user/message" => true,
+        "assistant/message" => false,
+        _ => return None,
+    };
+    // Members are looked up from where their values start, so a value is passed over once,
+    // while looking past it; only the texts measured are cut to their ends.
+    let text = event.text();
+    let data = json::member_start(&text, "data");
+    let (role, checkpoint, content) = if user {
+        let source = member(data, "source");
+        let string = |key: &str| member(source, key).map(json::value_text);
+        let checkpoint = string("kind") == Some("\"plugin\"") && string("plugin") == Some("\"compact\"");
+        if !checkpoint && string("kind") != Some("\"user\"") {
+            return None;
         }
-    }
-    conversation
+        (Role::User, checkpoint, member(data, "content")?)
+    } else {
+        (Role::Assistant, false, member(member(data, "message"), "content")?)
+    };
+    let bytes = json::item_texts(content)
+        .filter(|block| json::member_text(block, "type") == Some("\"text\""))
+        .filter_map(|block| json::member_text(block, "text").filter(|text| text.starts_with('"')))
+        .map(json::printed_string_len);
+    let bytes = joined_len(bytes).filter(|&b| b > 0)?;
+    Some(PendingMessage {
+        role,
+        checkpoint,
+        content: Content::Printed(event, range_within(&text, content)),
+        bytes,
+    })
+}
+
+/// The start of member `key` of the object that starts `value`.
+fn member<'t>(value: Option<&'t str>, key: &str) -> Option<&'t str> {
+    value.and_then(|v| json::member_start(v, key))
+}
+
+/// Where `part`, a slice of `whole`, lies in it.
+fn range_within(whole: &str, part: &str) -> Range<usize> {
+    let start = part.as_ptr().addr() - whole.as_ptr().addr();
+    debug_assert!(start + part.len() <= whole.len(), "a slice of the whole");
+    start..start + part.len()
 }
 
 /// The length of texts of these lengths joined with a one-byte separator; `None` for none.
