@@ -9,8 +9,10 @@
 //! log is folded: its text is then held compressed in blocks (`packed`), and an event's
 //! text is decompressed when it is read.
 
+mod conversation;
 mod packed;
 
+pub use conversation::{ConversationMessage, Role, conversation_message, is_compact_checkpoint_source, text_blocks};
 pub use packed::EventText;
 
 use crate::json::{self, Json, JsonObject};
@@ -27,6 +29,7 @@ pub struct Event {
     seq: u64,
     time: i64,
     kind: Kind,
+    message: Option<ConversationMessage>,
 }
 
 /// An event's `type`: one of DSH's own types by index, or any other (ignorable) type by value.
@@ -75,6 +78,7 @@ struct Pending {
     seq: u64,
     time: i64,
     kind: Kind,
+    message: Option<ConversationMessage>,
 }
 
 impl EventBatch {
@@ -96,6 +100,7 @@ impl EventBatch {
             seq,
             time,
             kind: Kind::of(kind),
+            message: conversation_message(object).map(|(message, _)| message),
         });
     }
 
@@ -111,6 +116,7 @@ impl EventBatch {
                 seq: p.seq,
                 time: p.time,
                 kind: p.kind,
+                message: p.message,
             })
             .collect()
     }
@@ -157,6 +163,12 @@ impl Event {
     /// Append time, Unix epoch milliseconds.
     pub fn time(&self) -> i64 {
         self.time
+    }
+
+    /// The message this event is in a snapshot's conversation, if it is one (see
+    /// [`conversation_message`]).
+    pub fn conversation_message(&self) -> Option<ConversationMessage> {
+        self.message
     }
 
     /// The whole event as `JSON.stringify` writes the object DSH holds (key order included).
