@@ -850,7 +850,7 @@ pub(crate) mod tests {
             )
             .expect("loads");
         let stored = corpus.read_session_stored("s").expect("reads");
-        let texts: Vec<&str> = stored.events.iter().map(|e| e.text()).collect();
+        let texts: Vec<String> = stored.events.iter().map(|e| e.text().to_string()).collect();
         assert!(texts[1].contains(r#""text":"é \ud83d""#), "{}", texts[1]);
         let header = serde_json::to_string(&stored.session).expect("header");
         assert_eq!(

@@ -5,21 +5,31 @@
 //! (after legacy upgrades and repair), in an arena shared by every event read or appended in
 //! the same batch. Its envelope (seq, time, type) is kept beside the text; its members are
 //! parsed from the text when asked for. A parsed tree of strings, vectors and boxes costs
-//! several times its text, and a corpus is mostly events.
+//! several times its text, and a corpus is mostly events. A large arena is packed once its
+//! log is folded: its text is then held compressed in blocks (`packed`), and an event's
+//! text is decompressed when it is read.
+
+mod conversation;
+mod packed;
+
+pub use conversation::{ConversationMessage, Role, conversation_message, is_compact_checkpoint_source, text_blocks};
+pub use packed::EventText;
 
 use crate::json::{self, Json, JsonObject};
 use crate::log::KNOWN_EVENT_TYPES;
+use packed::{PACK_MIN_BYTES, PackedText};
 use std::sync::Arc;
 
 /// A validated event of the logical log.
 #[derive(Clone)]
 pub struct Event {
-    arena: Arc<str>,
+    arena: Arc<Arena>,
     start: usize,
     end: usize,
     seq: u64,
     time: i64,
     kind: Kind,
+    message: Option<ConversationMessage>,
 }
 
 /// An event's `type`: one of DSH's own types by index, or any other (ignorable) type by value.
@@ -48,6 +58,12 @@ impl Kind {
     }
 }
 
+/// The text of the events read or appended together.
+enum Arena {
+    Plain(Box<str>),
+    Packed(PackedText),
+}
+
 /// Gathers the events of one read or append into one arena: [`EventBatch::push`] prints each
 /// validated object once, [`EventBatch::finish`] hands out the events.
 #[derive(Default)]
@@ -62,6 +78,7 @@ struct Pending {
     seq: u64,
     time: i64,
     kind: Kind,
+    message: Option<ConversationMessage>,
 }
 
 impl EventBatch {
@@ -83,12 +100,13 @@ impl EventBatch {
             seq,
             time,
             kind: Kind::of(kind),
+            message: conversation_message(object).map(|(message, _)| message),
         });
     }
 
     /// The events, sharing one exactly sized copy of their texts.
     pub(crate) fn finish(self) -> Vec<Event> {
-        let arena: Arc<str> = Arc::from(self.text);
+        let arena = Arc::new(Arena::Plain(self.text.into_boxed_str()));
         self.pending
             .into_iter()
             .map(|p| Event {
@@ -98,8 +116,36 @@ impl EventBatch {
                 seq: p.seq,
                 time: p.time,
                 kind: p.kind,
+                message: p.message,
             })
             .collect()
+    }
+}
+
+/// Packs the large arenas among `events`, once the fold has read them as they are: each run
+/// of events sharing a plain arena of at least [`PACK_MIN_BYTES`] gets one packed arena in its
+/// place, and the plain one is freed with the last event that held it.
+pub(crate) fn pack_arenas(events: &mut [Event]) {
+    let mut rest = events;
+    while let Some(first) = rest.first() {
+        let run = rest.iter().take_while(|e| Arc::ptr_eq(&e.arena, &first.arena)).count();
+        let (batch, tail) = rest.split_at_mut(run);
+        pack_batch(batch);
+        rest = tail;
+    }
+}
+
+/// `batch`: events sharing one arena, in the order they were pushed.
+fn pack_batch(batch: &mut [Event]) {
+    let Arena::Plain(text) = &*batch[0].arena else {
+        return;
+    };
+    if text.len() < PACK_MIN_BYTES {
+        return;
+    }
+    let packed = Arc::new(Arena::Packed(PackedText::pack(text, batch.iter().map(|e| e.end))));
+    for event in batch {
+        event.arena = Arc::clone(&packed);
     }
 }
 
@@ -119,9 +165,18 @@ impl Event {
         self.time
     }
 
+    /// The message this event is in a snapshot's conversation, if it is one (see
+    /// [`conversation_message`]).
+    pub fn conversation_message(&self) -> Option<ConversationMessage> {
+        self.message
+    }
+
     /// The whole event as `JSON.stringify` writes the object DSH holds (key order included).
-    pub fn text(&self) -> &str {
-        &self.arena[self.start..self.end]
+    pub fn text(&self) -> EventText<'_> {
+        match &*self.arena {
+            Arena::Plain(text) => EventText::borrowed(&text[self.start..self.end]),
+            Arena::Packed(packed) => packed.slice(self.start..self.end),
+        }
     }
 
     /// The type-specific payload, parsed from the text.
@@ -141,12 +196,12 @@ impl Event {
 
     /// Whether the event is marked `"ignorable": true`.
     pub fn ignorable(&self) -> bool {
-        json::member_text(self.text(), "ignorable") == Some("true")
+        json::member_text(&self.text(), "ignorable") == Some("true")
     }
 
     /// The whole event as DSH holds it (key order included), parsed from the text.
     pub fn as_json(&self) -> JsonObject {
-        match json::parse_printed(self.text()) {
+        match json::parse_printed(&self.text()) {
             Json::Object(object) => object,
             _ => JsonObject::new(),
         }
@@ -158,7 +213,7 @@ impl Event {
     }
 
     fn member(&self, key: &str) -> Option<Json> {
-        json::member_start(self.text(), key).map(json::parse_printed_value)
+        json::member_start(&self.text(), key).map(json::parse_printed_value)
     }
 }
 
@@ -177,7 +232,8 @@ impl std::fmt::Debug for Event {
 /// An event serializes as its JSON text, spliced as it is stored.
 impl serde::Serialize for Event {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let raw: &serde_json::value::RawValue = serde_json::from_str(self.text()).map_err(serde::ser::Error::custom)?;
+        let text = self.text();
+        let raw: &serde_json::value::RawValue = serde_json::from_str(&text).map_err(serde::ser::Error::custom)?;
         raw.serialize(serializer)
     }
 }
@@ -239,11 +295,8 @@ mod tests {
             .collect();
         append_live(&mut log, vec![message(2, "three"), message(3, "four")]).expect("appends");
         for (event, (address, text)) in log.events.iter().zip(&before) {
-            assert_eq!(
-                (event.text().as_ptr(), event.text()),
-                (*address, text.as_str()),
-                "not copied"
-            );
+            let now = event.text();
+            assert_eq!((now.as_ptr(), &*now), (*address, text.as_str()), "not copied");
         }
         let (old, new) = log.events.split_at(2);
         assert!(new[0].shares_text_with(&new[1]));

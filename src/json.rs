@@ -1070,8 +1070,8 @@ pub fn member_text<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// [`member_text`] without finding where the value ends: the rest of `text` from the value's
-/// first byte, for looking further into it without a pass over it first (what [`member_text`]
-/// and [`item_texts`] read stops at the value's end by itself).
+/// first byte, for looking further into it without a pass over it first (a further
+/// [`member_text`] stops at the value's end by itself).
 pub fn member_start<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     text.get(member_at(text, key)?..)
 }
@@ -1091,67 +1091,6 @@ fn member_at(text: &str, key: &str) -> Option<usize> {
         at = skip_value(bytes, value_start) + 1;
     }
     None
-}
-
-/// The value written at the start of `text` (printed by this module), without what follows.
-pub fn value_text(text: &str) -> &str {
-    text.get(..skip_value(text.as_bytes(), 0)).unwrap_or(text)
-}
-
-/// The texts of the items of the array written in `text` (printed by this module); nothing
-/// when `text` is not an array.
-pub fn item_texts(text: &str) -> impl Iterator<Item = &str> {
-    let bytes = text.as_bytes();
-    let mut at = usize::from(bytes.first() == Some(&b'[') && bytes.get(1) != Some(&b']'));
-    std::iter::from_fn(move || {
-        if at == 0 || at >= bytes.len() {
-            return None;
-        }
-        let end = skip_value(bytes, at);
-        let item = text.get(at..end);
-        at = if bytes.get(end) == Some(&b',') { end + 1 } else { 0 };
-        item
-    })
-}
-
-/// The WTF-8 length of the string written in `text` (quotes included, printed by this module):
-/// what [`JsString::as_wtf8`] of its parse measures, without building it.
-pub fn printed_string_len(text: &str) -> usize {
-    let inner = text.as_bytes().get(1..text.len().saturating_sub(1)).unwrap_or_default();
-    let (mut at, mut len) = (0, 0);
-    while at < inner.len() {
-        let Some(plain) = memchr::memchr(b'\\', &inner[at..]) else {
-            return len + inner.len() - at;
-        };
-        at += plain;
-        len += plain;
-        if inner.get(at + 1) != Some(&b'u') {
-            at += 2;
-            len += 1;
-            continue;
-        }
-        let unit = |from: usize| {
-            let hex = inner.get(from..from + 4).and_then(|h| std::str::from_utf8(h).ok());
-            hex.and_then(|h| u32::from_str_radix(h, 16).ok()).unwrap_or(0)
-        };
-        let code = unit(at + 2);
-        // A high surrogate escaped right before a low one parses as the pair's one code point.
-        if (0xD800..0xDC00).contains(&code)
-            && inner.get(at + 6..at + 8) == Some(b"\\u")
-            && (0xDC00..0xE000).contains(&unit(at + 8))
-        {
-            at += 12;
-            len += 4;
-            continue;
-        }
-        at += 6;
-        len += match code {
-            0..0x80 => 1,
-            0x80..0x800 => 2,
-            _ => 3,
-        };
-    }
-    len
 }
 
 /// The index just past the string whose opening quote is at `at`.
@@ -1223,7 +1162,6 @@ mod tests {
         assert_eq!(parse_printed(member_text(text, "a").expect("a")), Json::str("}\"b\":{"));
         let data = member_start(text, "data").expect("data");
         assert!(data.ends_with(r#""z":null}"#), "the rest of the text, unmeasured");
-        assert_eq!(value_text(data), member_text(text, "data").expect("data"));
         for key in ["a", "b", "data", "n", "z"] {
             let whole = parse_printed(member_text(text, key).expect("member"));
             assert_eq!(
@@ -1237,11 +1175,6 @@ mod tests {
             Some(r#"[1,{"y":"\\"}]"#),
             "stops at the value's end"
         );
-        assert_eq!(
-            item_texts(member_start(data, "x").expect("x")).collect::<Vec<_>>(),
-            ["1", r#"{"y":"\\"}"#]
-        );
-        assert_eq!(item_texts("[]").count(), 0);
     }
 
     #[test]

@@ -207,9 +207,11 @@ impl WasmArchive {
     }
 
     /// `prepare(agent, content, references, options?)` as JSON text. Returns `{result, spills}`:
-    /// the prepare result and, for each truncated source, its complete snapshot for the
-    /// caller's spill store (`{reference, sessionId, label, capturedThroughSeq, snapshot}`).
-    pub fn prepare(&mut self, params_json: &str) -> Result<String, JsValue> {
+    /// the prepare result and, when `collect_spills` (the caller has a spill store), each
+    /// truncated source's complete snapshot for it (`{reference, sessionId, label,
+    /// capturedThroughSeq, snapshot}`). Without a store none is built: a long source's complete
+    /// snapshot is all of its messages.
+    pub fn prepare(&mut self, params_json: &str, collect_spills: bool) -> Result<String, JsValue> {
         let params = params_text(params_json)?;
         let request = Request::parse(Method::Prepare, &params, self.archive.parse_context(Dialect::Strict))?;
         let Request::Prepare {
@@ -221,13 +223,15 @@ impl WasmArchive {
         else {
             return Err(Error::invalid_argument("not a prepare request").into());
         };
-        let store = CollectingStore::default();
+        let store = collect_spills.then(CollectingStore::default);
+        let spill_store = store.as_ref().map(|store| store as &dyn SpillStore);
         let prepared = self
             .archive
-            .prepare(&agent, &content, &references, &settings, Some(&store))?;
+            .prepare(&agent, &content, &references, &settings, spill_store)?;
+        let spills = store.map(|store| store.spills.into_inner()).unwrap_or_default();
         let mut answer = JsonObject::new();
         answer.insert("result", prepared.to_json());
-        answer.insert("spills", Json::Array(store.spills.into_inner()));
+        answer.insert("spills", Json::Array(spills));
         Ok(Json::Object(answer).to_js_string())
     }
 

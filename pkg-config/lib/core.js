@@ -723,7 +723,8 @@ export function createApi(loadRaw) {
       if (options !== undefined || Object.keys(settings).length > 0) args.push(settings);
       const json = paramsJson('prepare', args);
       const handle = this.#open();
-      const { result, spills } = JSON.parse(guard(() => handle.prepare(json)));
+      // Complete snapshots are built only for a spill store to take.
+      const { result, spills } = JSON.parse(guard(() => handle.prepare(json, spill !== undefined)));
       if (signal !== undefined && signal.aborted) throw referenceCancelled();
       if (spill !== undefined) await runSpills(result, spills, spill, signal);
       return result;

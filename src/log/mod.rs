@@ -182,10 +182,11 @@ impl FramedLog {
         let closers = repair::interrupted_turn_closers(&raw_events);
         let synthetic_closers = closers.len();
         raw_events.extend(closers);
-        let events = validate::envelopes(raw_events, 0).map_err(in_context)?;
+        let mut events = validate::envelopes(raw_events, 0).map_err(in_context)?;
         parsed_header.validate().map_err(in_context)?;
         let header = parsed_header.header;
         let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
+        crate::event::pack_arenas(&mut events);
         Ok(SessionLog {
             header,
             events,
@@ -245,5 +246,6 @@ pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error>
         log.events.truncate(start);
         return Err(error);
     }
+    crate::event::pack_arenas(&mut log.events[start..]);
     Ok(())
 }

@@ -5,28 +5,10 @@
 
 use super::text::utf8_len;
 use crate::error::{Error, ErrorCode};
-use crate::event::Event;
-use crate::json::{self, JsString, Json, JsonObject};
+use crate::event::{Event, conversation_message, text_blocks};
+pub use crate::event::{Role, is_compact_checkpoint_source};
+use crate::json::{JsString, Json, JsonObject};
 use crate::reads::SurfaceSnapshot;
-
-/// Who said a projected message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// A direct user prompt or a compaction checkpoint.
-    User,
-    /// A model reply.
-    Assistant,
-}
-
-impl Role {
-    /// `"user"` or `"assistant"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        }
-    }
-}
 
 /// One message of a source's projected conversation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,13 +77,6 @@ pub struct RetainedSource {
     pub stats: ReferenceStats,
 }
 
-/// Whether a `user/message` source is a compaction checkpoint: `kind == "plugin"` and
-/// `plugin == "compact"`, nothing else examined.
-pub fn is_compact_checkpoint_source(source: &Json) -> bool {
-    source.get("kind").and_then(Json::as_str) == Some("plugin")
-        && source.get("plugin").and_then(Json::as_str) == Some("compact")
-}
-
 /// Projects current surface events into the conversation a snapshot shows: checkpoints and
 /// `source.kind == "user"` user messages, every assistant message; everything else dropped.
 /// Messages whose joined text is empty are skipped.
@@ -127,119 +102,53 @@ struct PendingMessage<'a> {
     bytes: usize,
 }
 
-/// A message's content blocks: parsed, or as the text of a stored event (parsed only if kept).
+/// A message's content blocks: parsed, or those of a stored event, parsed only if retention
+/// keeps the message.
 enum Content<'a> {
     Parsed(&'a [Json]),
-    Printed(&'a str),
+    Stored(&'a Event),
 }
 
 impl PendingMessage<'_> {
     fn text(&self) -> JsString {
         match self.content {
             Content::Parsed(blocks) => text_content(blocks),
-            Content::Printed(text) => match json::parse_printed(json::value_text(text)) {
-                Json::Array(blocks) => text_content(&blocks),
-                _ => JsString::from(""),
+            Content::Stored(event) => match conversation_message(&event.as_json()) {
+                Some((_, blocks)) => text_content(blocks),
+                None => JsString::from(""),
             },
         }
     }
 }
 
-/// [`pending_messages`] over stored events, read from their texts: a message's role, checkpoint
-/// mark and text length are found by scanning, and its blocks are parsed only when retention
-/// keeps it.
+/// [`pending_messages`] over stored events: what retention needs of each message was found
+/// when the event was read, so only the texts it keeps are read and parsed.
 fn stored_messages<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<PendingMessage<'a>> {
-    let mut conversation = Vec::new();
-    for event in events {
-        // Members are looked up from where their values start, so a value is passed over once,
-        // while looking past it; only the texts measured are cut to their ends.
-        let data = json::member_start(event.text(), "data");
-        let member = |value: Option<&'a str>, key: &str| value.and_then(|v| json::member_start(v, key));
-        let (role, checkpoint, content) = match event.kind() {
-            "user/message" => {
-                let source = member(data, "source");
-                let string = |key: &str| member(source, key).map(json::value_text);
-                let checkpoint = string("kind") == Some("\"plugin\"") && string("plugin") == Some("\"compact\"");
-                if !checkpoint && string("kind") != Some("\"user\"") {
-                    continue;
-                }
-                (Role::User, checkpoint, member(data, "content"))
-            }
-            "assistant/message" => (Role::Assistant, false, member(member(data, "message"), "content")),
-            _ => continue,
-        };
-        let content = content.unwrap_or("[]");
-        let bytes = json::item_texts(content)
-            .filter(|block| json::member_text(block, "type") == Some("\"text\""))
-            .filter_map(|block| json::member_text(block, "text").filter(|text| text.starts_with('"')))
-            .map(json::printed_string_len);
-        let bytes = joined_len(bytes);
-        if let Some(bytes) = bytes.filter(|&b| b > 0) {
-            conversation.push(PendingMessage {
-                role,
-                checkpoint,
-                content: Content::Printed(content),
-                bytes,
-            });
-        }
-    }
-    conversation
-}
-
-/// The length of texts of these lengths joined with a one-byte separator; `None` for none.
-fn joined_len(lens: impl Iterator<Item = usize>) -> Option<usize> {
-    lens.reduce(|before, len| before + 1 + len)
+    let pending = |event: &'a Event| {
+        let message = event.conversation_message()?;
+        Some(PendingMessage {
+            role: message.role,
+            checkpoint: message.checkpoint,
+            content: Content::Stored(event),
+            bytes: message.text_bytes,
+        })
+    };
+    events.into_iter().filter_map(pending).collect()
 }
 
 /// The projection of [`project_conversation`], texts not built (a non-object event is dropped,
 /// as any event without a projected type).
 fn pending_messages<'a>(events: impl IntoIterator<Item = &'a JsonObject>) -> Vec<PendingMessage<'a>> {
-    let mut conversation = Vec::new();
-    for event in events {
-        // The type first: most surface events are tool results, dropped without a look inside.
-        let kind = event.get("type").and_then(Json::as_str);
-        if !matches!(kind, Some("user/message" | "assistant/message")) {
-            continue;
-        }
-        let data = event.get("data");
-        let (role, checkpoint, content) = match kind {
-            Some("user/message") => {
-                let source = data.and_then(|d| d.get("source"));
-                let checkpoint = source.is_some_and(is_compact_checkpoint_source);
-                let direct = source.and_then(|s| s.get("kind")).and_then(Json::as_str) == Some("user");
-                if !checkpoint && !direct {
-                    continue;
-                }
-                (Role::User, checkpoint, data.and_then(|d| d.get("content")))
-            }
-            Some("assistant/message") => (
-                Role::Assistant,
-                false,
-                data.and_then(|d| d.get("message")).and_then(|m| m.get("content")),
-            ),
-            // `tool/result`, and (defensively) anything a surface never holds.
-            _ => continue,
-        };
-        let blocks = content.and_then(Json::as_array).unwrap_or_default();
-        let bytes = joined_len(text_blocks(blocks).map(utf8_len));
-        if let Some(bytes) = bytes.filter(|&b| b > 0) {
-            conversation.push(PendingMessage {
-                role,
-                checkpoint,
-                content: Content::Parsed(blocks),
-                bytes,
-            });
-        }
-    }
-    conversation
-}
-
-/// The strings `text` of the `text` blocks; other blocks are ignored.
-fn text_blocks(blocks: &[Json]) -> impl Iterator<Item = &JsString> {
-    blocks
-        .iter()
-        .filter(|block| block.get("type").and_then(Json::as_str) == Some("text"))
-        .filter_map(|block| block.get("text").and_then(Json::as_js_string))
+    let pending = |event: &'a JsonObject| {
+        let (message, blocks) = conversation_message(event)?;
+        Some(PendingMessage {
+            role: message.role,
+            checkpoint: message.checkpoint,
+            content: Content::Parsed(blocks),
+            bytes: message.text_bytes,
+        })
+    };
+    events.into_iter().filter_map(pending).collect()
 }
 
 /// The string `text` of the `text` blocks, joined with `"\n"`; other blocks are ignored.

@@ -34,7 +34,7 @@ fn observe(name: &str, bytes: Vec<u8>) -> Value {
         .collect();
     let synthetic: Vec<Value> = entry.log.events[entry.log.events.len() - session.synthetic_closers..]
         .iter()
-        .map(|e| serde_json::from_str(e.text()).expect("valid JSON"))
+        .map(|e| serde_json::from_str(&e.text()).expect("valid JSON"))
         .collect();
     json!({
         "events": events,

@@ -1,0 +1,89 @@
+//! Which events are messages of the conversation a reference snapshot shows, and what
+//! retention needs to know of each before reading its text: its role, whether it is a
+//! compaction checkpoint, and its text's length. Found once, while a read or an append has
+//! the parsed event at hand.
+
+use crate::json::{JsString, Json, JsonObject};
+
+/// What a reference snapshot needs of a message event before its text: found while the
+/// parsed object is at hand, so retention reads only the texts it keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConversationMessage {
+    /// Who said it.
+    pub role: Role,
+    /// Whether it is a compaction checkpoint (never dropped by retention).
+    pub checkpoint: bool,
+    /// UTF-8 bytes of its `text` blocks joined with `"\n"` (never zero).
+    pub text_bytes: usize,
+}
+
+/// Who said a message of the conversation a snapshot shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A direct user prompt or a compaction checkpoint.
+    User,
+    /// A model reply.
+    Assistant,
+}
+
+impl Role {
+    /// `"user"` or `"assistant"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// The message `event` is in a snapshot's conversation, with its content blocks: direct user
+/// prompts (`source.kind == "user"`), compaction checkpoints and every assistant message, when
+/// their joined text is not empty; `None` for anything else.
+pub fn conversation_message(event: &JsonObject) -> Option<(ConversationMessage, &[Json])> {
+    let data = event.get("data");
+    let (role, checkpoint, content) = match event.get("type").and_then(Json::as_str)? {
+        "user/message" => {
+            let source = data.and_then(|d| d.get("source"));
+            let checkpoint = source.is_some_and(is_compact_checkpoint_source);
+            let direct = source.and_then(|s| s.get("kind")).and_then(Json::as_str) == Some("user");
+            if !checkpoint && !direct {
+                return None;
+            }
+            (Role::User, checkpoint, data.and_then(|d| d.get("content")))
+        }
+        "assistant/message" => (
+            Role::Assistant,
+            false,
+            data.and_then(|d| d.get("message")).and_then(|m| m.get("content")),
+        ),
+        // `tool/result`, and (defensively) anything a surface never holds.
+        _ => return None,
+    };
+    let blocks = content.and_then(Json::as_array).unwrap_or_default();
+    // `Buffer.byteLength`: a lone surrogate takes 3 bytes in WTF-8, like the U+FFFD it becomes.
+    let text_bytes = text_blocks(blocks)
+        .map(|text| text.as_wtf8().len())
+        .reduce(|before, len| before + 1 + len)
+        .filter(|&bytes| bytes > 0)?;
+    let message = ConversationMessage {
+        role,
+        checkpoint,
+        text_bytes,
+    };
+    Some((message, blocks))
+}
+
+/// Whether a `user/message` source is a compaction checkpoint: `kind == "plugin"` and
+/// `plugin == "compact"`, nothing else examined.
+pub fn is_compact_checkpoint_source(source: &Json) -> bool {
+    source.get("kind").and_then(Json::as_str) == Some("plugin")
+        && source.get("plugin").and_then(Json::as_str) == Some("compact")
+}
+
+/// The strings `text` of the `text` blocks; other blocks are ignored.
+pub fn text_blocks(blocks: &[Json]) -> impl Iterator<Item = &JsString> {
+    blocks
+        .iter()
+        .filter(|block| block.get("type").and_then(Json::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(Json::as_js_string))
+}
