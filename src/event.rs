@@ -212,6 +212,12 @@ impl Event {
         Arc::ptr_eq(&self.arena, &other.arena)
     }
 
+    /// Whether the event's arena is held compressed.
+    #[cfg(test)]
+    fn is_packed(&self) -> bool {
+        matches!(*self.arena, Arena::Packed(_))
+    }
+
     fn member(&self, key: &str) -> Option<Json> {
         json::member_start(&self.text(), key).map(json::parse_printed_value)
     }
@@ -303,6 +309,31 @@ mod tests {
         assert!(!new[0].shares_text_with(&old[0]), "an append gets an arena of its own");
         assert_eq!(new[1].data().get("id"), Some(&Json::str("m3")));
         assert_eq!(log.surface.nodes, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_log_over_one_block_is_packed_and_reads_as_it_was_written() {
+        let words: Vec<String> = (0..400).map(|i| format!("word {i} \\u00e9 测试")).collect();
+        let texts: Vec<&str> = words.iter().map(String::as_str).collect();
+        let mut log = live(&texts);
+        assert!(
+            log.events.iter().all(super::Event::is_packed),
+            "a 400-message batch is packed"
+        );
+        assert!(log.events[0].shares_text_with(&log.events[399]));
+        for (seq, event) in log.events.iter().enumerate() {
+            let expected = format!(r#""text":"word {seq} é 测试""#);
+            assert!(event.text().contains(&expected), "{seq}: {:?}", event.text());
+            assert_eq!(event.data().get("id"), Some(&Json::str(&format!("m{seq}"))));
+        }
+        let facts = log.events[7].conversation_message().expect("a direct user message");
+        assert_eq!(facts.text_bytes, "word 7 é 测试".len());
+        append_live(&mut log, vec![message(400, "late")]).expect("appends");
+        assert!(!log.events[400].is_packed(), "an append under one block stays plain");
+        assert!(
+            log.events[0].shares_text_with(&log.events[399]),
+            "older events keep their arena"
+        );
     }
 
     #[test]
