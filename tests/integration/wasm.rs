@@ -340,7 +340,7 @@ fn prepare_hands_truncated_snapshots_to_the_caller() {
         ],
     );
     let params = r#"[{"id":"s-7-1"},[{"type":"text","text":"continue"}],[{"sessionId":"s-7-2"}]]"#;
-    let prepared = call_prepare(&mut archive, params);
+    let prepared = call_prepare(&mut archive, params, true);
     assert_eq!(
         prepared["result"]["messages"].as_array().map(Vec::len),
         Some(2),
@@ -351,7 +351,7 @@ fn prepare_hands_truncated_snapshots_to_the_caller() {
     load(&mut archive, &[("long.jsonl", long_log)]);
     let tight =
         r#"[{"id":"s-7-1"},[{"type":"text","text":"continue"}],[{"sessionId":"long"}],{"maxReferenceBytes":1500}]"#;
-    let prepared = call_prepare(&mut archive, tight);
+    let prepared = call_prepare(&mut archive, tight, true);
     let reference = &prepared["result"]["references"][0];
     assert_eq!(reference["truncated"], true, "{prepared}");
     assert_eq!(reference["spill"]["unavailable"], "no spill store configured");
@@ -363,9 +363,19 @@ fn prepare_hands_truncated_snapshots_to_the_caller() {
         Some(5),
         "the complete snapshot: {prepared}"
     );
+    let without_store = call_prepare(&mut archive, tight, false);
+    assert_eq!(
+        without_store["spills"],
+        serde_json::json!([]),
+        "none built without a store"
+    );
+    assert_eq!(
+        without_store["result"]["references"], prepared["result"]["references"],
+        "the same answer"
+    );
     let cancelled =
         r#"[{"id":"s-7-1"},[{"type":"text","text":"continue"}],[{"sessionId":"s-7-2"}],{"cancelled":true}]"#;
-    let error = archive.prepare(cancelled).expect_err("cancelled");
+    let error = archive.prepare(cancelled, false).expect_err("cancelled");
     assert_eq!(code_of(&error).as_deref(), Some("SESSION_REFERENCE_CANCELLED"));
 }
 
@@ -383,6 +393,6 @@ fn long_session_log() -> Vec<u8> {
     log.into_bytes()
 }
 
-fn call_prepare(archive: &mut WasmArchive, params: &str) -> serde_json::Value {
-    serde_json::from_str(&archive.prepare(params).expect("prepares")).expect("JSON")
+fn call_prepare(archive: &mut WasmArchive, params: &str, collect_spills: bool) -> serde_json::Value {
+    serde_json::from_str(&archive.prepare(params, collect_spills).expect("prepares")).expect("JSON")
 }
