@@ -72,7 +72,7 @@ impl PackedText {
         EventText(Repr::Block(text, within))
     }
 
-    /// Bytes held (compressed), for tests and memory accounting.
+    /// Bytes held (compressed).
     #[cfg(test)]
     pub(super) fn packed_bytes(&self) -> usize {
         self.blocks.iter().map(|b| b.bytes.len()).sum()
