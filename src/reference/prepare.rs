@@ -426,11 +426,6 @@ impl ReadSource<'_> {
     }
 }
 
-/// Whether retention looks inside an event of this type (it skips every other one unread).
-fn carries_message(kind: &str) -> bool {
-    matches!(kind, "user/message" | "assistant/message")
-}
-
 /// What `Corpus::read_surface(id)` reads, with the same errors, without parsing an event.
 fn read_source<'a>(corpus: &'a Corpus, id: &str) -> Result<ReadSource<'a>, Error> {
     let log = corpus.source(id)?.log;
@@ -446,7 +441,8 @@ fn read_source<'a>(corpus: &'a Corpus, id: &str) -> Result<ReadSource<'a>, Error
             .nodes
             .iter()
             .filter_map(|seq| log.events.get(*seq as usize))
-            .filter(|event| carries_message(event.kind()))
+            // Only the conversation's messages, as the facts kept with each event say.
+            .filter(|event| event.conversation_message().is_some())
             .collect(),
     })
 }
