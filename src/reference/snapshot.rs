@@ -5,7 +5,7 @@
 
 use super::text::utf8_len;
 use crate::error::{Error, ErrorCode};
-use crate::event::{Event, conversation_message, text_blocks};
+use crate::event::{ConversationMessage, Event, conversation_message, text_blocks};
 pub use crate::event::{Role, is_compact_checkpoint_source};
 use crate::json::{JsString, Json, JsonObject};
 use crate::reads::SurfaceSnapshot;
@@ -84,9 +84,9 @@ pub fn project_conversation(events: &[Json]) -> Vec<ProjectedMessage> {
     pending_messages(events.iter().filter_map(Json::as_object))
         .into_iter()
         .map(|m| ProjectedMessage {
-            role: m.role,
+            role: m.facts.role,
             text: m.text(),
-            checkpoint: m.checkpoint,
+            checkpoint: m.facts.checkpoint,
         })
         .collect()
 }
@@ -94,12 +94,10 @@ pub fn project_conversation(events: &[Json]) -> Vec<ProjectedMessage> {
 /// One projected message whose text is not built yet: retention only builds the texts it
 /// keeps (a long source's conversation is megabytes; its snapshot is the budget).
 struct PendingMessage<'a> {
-    role: Role,
-    checkpoint: bool,
+    /// Role, checkpoint mark and joined text length.
+    facts: ConversationMessage,
     /// The message's content blocks.
     content: Content<'a>,
-    /// UTF-8 bytes of the joined text (never zero).
-    bytes: usize,
 }
 
 /// A message's content blocks: parsed, or those of a stored event, parsed only if retention
@@ -125,12 +123,10 @@ impl PendingMessage<'_> {
 /// when the event was read, so only the texts it keeps are read and parsed.
 fn stored_messages<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<PendingMessage<'a>> {
     let pending = |event: &'a Event| {
-        let message = event.conversation_message()?;
+        let facts = event.conversation_message()?;
         Some(PendingMessage {
-            role: message.role,
-            checkpoint: message.checkpoint,
+            facts,
             content: Content::Stored(event),
-            bytes: message.text_bytes,
         })
     };
     events.into_iter().filter_map(pending).collect()
@@ -140,12 +136,10 @@ fn stored_messages<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<Pendi
 /// as any event without a projected type).
 fn pending_messages<'a>(events: impl IntoIterator<Item = &'a JsonObject>) -> Vec<PendingMessage<'a>> {
     let pending = |event: &'a JsonObject| {
-        let (message, blocks) = conversation_message(event)?;
+        let (facts, blocks) = conversation_message(event)?;
         Some(PendingMessage {
-            role: message.role,
-            checkpoint: message.checkpoint,
+            facts,
             content: Content::Parsed(blocks),
-            bytes: message.text_bytes,
         })
     };
     events.into_iter().filter_map(pending).collect()
@@ -271,8 +265,8 @@ impl Item {
     fn new(message: &PendingMessage<'_>) -> Item {
         let original = message.text();
         Item {
-            role: message.role,
-            size: item_len(message.role, &original),
+            role: message.facts.role,
+            size: item_len(message.facts.role, &original),
             original,
             shortened: None,
             cut: 0,
@@ -377,7 +371,7 @@ fn snapshot_object(source: &SourceSurface<'_>, label: &JsString, conversation: V
 fn drop_oldest(messages: &[PendingMessage<'_>], fixed: usize, max_bytes: u64) -> (Vec<Item>, usize, u64) {
     let newest = messages.len().checked_sub(1);
     let droppable: Vec<usize> = (0..messages.len())
-        .filter(|&i| !messages[i].checkpoint && Some(i) != newest)
+        .filter(|&i| !messages[i].facts.checkpoint && Some(i) != newest)
         .collect();
     let mut kept: Vec<(usize, Item)> = (0..messages.len())
         .filter(|i| droppable.binary_search(i).is_err())
@@ -400,7 +394,7 @@ fn drop_oldest(messages: &[PendingMessage<'_>], fixed: usize, max_bytes: u64) ->
         first_kept -= 1;
     }
     let dropped = &droppable[..first_kept];
-    let dropped_bytes = dropped.iter().map(|&i| messages[i].bytes as u64).sum();
+    let dropped_bytes = dropped.iter().map(|&i| messages[i].facts.text_bytes as u64).sum();
     kept.sort_unstable_by_key(|(i, _)| *i);
     (
         kept.into_iter().map(|(_, item)| item).collect(),
@@ -434,7 +428,7 @@ fn retain_messages(
     label: &JsString,
     max_bytes: u64,
 ) -> Result<RetainedSource, Error> {
-    let compacted = messages.iter().any(|m| m.checkpoint);
+    let compacted = messages.iter().any(|m| m.facts.checkpoint);
     let original_messages = messages.len();
     let fixed = tag_safe_len(&snapshot_object(source, label, Vec::new()));
     let size = |items: &[Item]| {
@@ -542,7 +536,7 @@ mod tests {
     fn facts(messages: &[PendingMessage<'_>]) -> Vec<(Role, bool, usize, JsString)> {
         messages
             .iter()
-            .map(|m| (m.role, m.checkpoint, m.bytes, m.text()))
+            .map(|m| (m.facts.role, m.facts.checkpoint, m.facts.text_bytes, m.text()))
             .collect()
     }
 
