@@ -581,6 +581,7 @@ impl Json {
     /// [`Json::parse`] with at most `max_keys` distinct keys in any one object.
     pub fn parse_bounded(text: &str, limits: ParseLimits, max_keys: usize) -> Result<Json, ParseError> {
         let mut parser = Parser {
+            text,
             bytes: text.as_bytes(),
             at: 0,
             max_depth: limits.max_depth.min(MAX_JSON_DEPTH),
@@ -618,6 +619,9 @@ impl serde::Serialize for Json {
 }
 
 struct Parser<'a> {
+    /// The text parsed, for slicing out runs that start and end at ASCII bytes (so at char
+    /// boundaries: no second UTF-8 check).
+    text: &'a str,
     bytes: &'a [u8],
     at: usize,
     max_depth: usize,
@@ -832,16 +836,16 @@ impl Parser<'_> {
     fn string(&mut self) -> Result<JsString, ParseError> {
         self.at += 1;
         let start = self.at;
-        // Fast path: no escapes. The run up to the first quote or backslash is found at once,
-        // then checked for control characters (not allowed raw in a JSON string).
+        // Fast path: no escapes. One scan finds the first quote, backslash or control
+        // character (not allowed raw in a JSON string).
         let rest = self.bytes.get(start..).unwrap_or_default();
-        let run = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
-        if let Some(control) = rest[..run].iter().position(|b| *b < 0x20) {
-            return self.fail_at(start + control);
+        let run = word::escaped(rest, 0);
+        if rest.get(run).is_some_and(|&b| b < 0x20) {
+            return self.fail_at(start + run);
         }
         self.at = start + run;
         if rest.get(run) == Some(&b'"') {
-            let s = std::str::from_utf8(&rest[..run]).map_err(|_| ParseError::Syntax(start))?;
+            let s = self.text.get(start..start + run).ok_or(ParseError::Syntax(start))?;
             self.at += 1;
             return Ok(JsString::Utf8(s.into()));
         }
@@ -913,11 +917,9 @@ impl Parser<'_> {
                 _ => {
                     // The run up to the next quote or backslash goes over at once (a long
                     // text with line breaks escapes every few dozen bytes).
+                    // (A control character found stops the run, and the next turn fails it.)
                     let rest = &self.bytes[self.at..];
-                    let run = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
-                    if let Some(control) = rest[..run].iter().position(|b| *b < 0x20) {
-                        return self.fail_at(self.at + control);
-                    }
+                    let run = word::escaped(rest, 0);
                     buf.extend_from_slice(&rest[..run]);
                     self.at += run;
                 }
@@ -1001,28 +1003,67 @@ pub fn write_string(s: &JsString, out: &mut String) {
     out.push('"');
 }
 
-fn write_escaped(text: &str, out: &mut String) {
-    let mut last = 0;
-    for (i, b) in text.bytes().enumerate() {
-        let escape: Option<&str> = match b {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0x08 => Some("\\b"),
-            0x0C => Some("\\f"),
-            0x00..=0x1F => None,
-            _ => continue,
-        };
-        out.push_str(&text[last..i]);
-        match escape {
-            Some(e) => out.push_str(e),
-            None => out.push_str(&format!("\\u{b:04x}")),
-        }
-        last = i + 1;
+/// Byte-parallel tests over eight bytes read as one little-endian word (the classic
+/// "has a byte less than n" bit trick, exact for n ≤ 128): strings are scanned a word at a
+/// time, natively and in wasm alike, and only a word that holds a hit is looked at bytewise.
+mod word {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+    fn has_less(word: u64, n: u8) -> bool {
+        word.wrapping_sub(ONES * n as u64) & !word & HIGHS != 0
     }
-    out.push_str(&text[last..]);
+
+    fn has_byte(word: u64, b: u8) -> bool {
+        has_less(word ^ (ONES * b as u64), 1)
+    }
+
+    /// The index of the first byte from `from` on that `hit` selects, `bytes.len()` if none;
+    /// `hit_word` must be true of every word holding such a byte.
+    fn first(bytes: &[u8], from: usize, hit_word: impl Fn(u64) -> bool, hit: impl Fn(u8) -> bool) -> usize {
+        let mut i = from;
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            if hit_word(word) {
+                break;
+            }
+            i += 8;
+        }
+        i + bytes[i..].iter().position(|&b| hit(b)).unwrap_or(bytes.len() - i)
+    }
+
+    /// The first byte at or after `from` that `JSON.stringify` escapes.
+    pub(super) fn escaped(bytes: &[u8], from: usize) -> usize {
+        first(
+            bytes,
+            from,
+            |w| has_less(w, 0x20) || has_byte(w, b'"') || has_byte(w, b'\\'),
+            |b| b < 0x20 || b == b'"' || b == b'\\',
+        )
+    }
+}
+
+fn write_escaped(text: &str, out: &mut String) {
+    let bytes = text.as_bytes();
+    let mut last = 0;
+    loop {
+        let at = word::escaped(bytes, last);
+        out.push_str(&text[last..at]);
+        let Some(&b) = bytes.get(at) else {
+            return;
+        };
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0C => out.push_str("\\f"),
+            _ => out.push_str(&format!("\\u{b:04x}")),
+        }
+        last = at + 1;
+    }
 }
 
 /// Appends `JSON.stringify(object)` to `out`.
@@ -1053,6 +1094,7 @@ pub fn parse_printed(text: &str) -> Json {
 /// where it ends first (a hit's event is read for its text, most of it in `data`).
 pub fn parse_printed_value(text: &str) -> Json {
     let mut parser = Parser {
+        text,
         bytes: text.as_bytes(),
         at: 0,
         max_depth: MAX_JSON_DEPTH,
@@ -1404,6 +1446,35 @@ mod tests {
         assert!(Json::parse_bounded(&text, limits, 100).is_ok());
         // Repeated keys are one key.
         assert!(Json::parse_bounded(r#"{"a":1,"a":2}"#, limits, 1).is_ok());
+    }
+
+    #[test]
+    fn the_word_scan_finds_the_first_escaped_byte_at_every_offset() {
+        // Each special byte, alone and at every place in and across eight-byte words, and
+        // bytes that only resemble one (0x20, 0x7f, 0xa2, 0xdc) never taken for one.
+        for special in [0x00u8, 0x01, 0x1f, b'"', b'\\', 0x20, 0x21, 0x7f, 0xa2, 0xdc, 0xff] {
+            for len in 0..20 {
+                for at in 0..len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = special;
+                    for from in 0..=len {
+                        let naive = |hit: fn(u8) -> bool| (from..len).find(|&i| hit(bytes[i])).unwrap_or(len);
+                        let escaped = naive(|b| b < 0x20 || b == b'"' || b == b'\\');
+                        assert_eq!(word::escaped(&bytes, from), escaped, "{special:#x} {len} {at} {from}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn strings_print_as_json_stringify_escapes_them() {
+        let text = "plain \"quoted\" back\\slash\n\r\t\u{8}\u{c}\u{1}\u{1f} é 東京 long enough to span words";
+        let mut out = String::new();
+        write_escaped(text, &mut out);
+        let expected =
+            "plain \\\"quoted\\\" back\\\\slash\\n\\r\\t\\b\\f\\u0001\\u001f é 東京 long enough to span words";
+        assert_eq!(out, expected);
     }
 
     /// Hash-indexed objects behave exactly like the plain list they replaced: a model with

@@ -455,7 +455,7 @@ impl<'a> LineScanner<'a> {
         if self.issue.is_some() && !might_matter_after_damage(line) {
             return Ok(());
         }
-        let text = String::from_utf8_lossy(line);
+        let text = super::line_text(line);
         let decoded = match self.limits.parse_record(&text) {
             Err(ParseError::TooDeep) => {
                 return Err(LogFault::new(

@@ -43,7 +43,7 @@ pub struct SessionHeader {
 
 /// Parses the header line: version refusal, then the line-level shape check.
 pub(super) fn parse_header_line(line: &[u8], limits: &ReadLimits) -> Result<ParsedHeader, LogFault> {
-    let text = String::from_utf8_lossy(line);
+    let text = super::line_text(line);
     let parsed = match limits.parse_record(&text) {
         Ok(value) => value,
         Err(ParseError::TooDeep) => {

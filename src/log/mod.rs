@@ -70,6 +70,16 @@ impl ReadLimits {
     }
 }
 
+/// A line's text as DSH's reader decodes it: invalid UTF-8 becomes U+FFFD. A valid line (all
+/// but damaged ones) is borrowed after the standard check, which walks ASCII a word at a time;
+/// only a damaged line pays for the lossy decoder's byte-at-a-time walk.
+pub(crate) fn line_text(line: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(line) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(line),
+    }
+}
+
 /// A session log read and validated from storage.
 #[derive(Clone, Debug)]
 pub struct SessionLog {
@@ -201,14 +211,14 @@ impl FramedLog {
 /// listing would pass the file over.
 pub fn listing_header(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Option<SessionHeader> {
     let line = framing::header_line(bytes, encoding == Encoding::Zstd, limits).ok()?;
-    let value = Json::parse(&String::from_utf8_lossy(&line), crate::json::ParseLimits::default()).ok()?;
+    let value = Json::parse(&line_text(&line), crate::json::ParseLimits::default()).ok()?;
     header::listing_header(&value)
 }
 
 /// The `id` of the header record, when it is a string, whatever else is wrong with the log.
 pub fn header_id(bytes: &[u8], encoding: Encoding, limits: &ReadLimits) -> Option<String> {
     let line = framing::header_line(bytes, encoding == Encoding::Zstd, limits).ok()?;
-    let value = Json::parse(&String::from_utf8_lossy(&line), crate::json::ParseLimits::default()).ok()?;
+    let value = Json::parse(&line_text(&line), crate::json::ParseLimits::default()).ok()?;
     value
         .get("id")
         .and_then(Json::as_js_string)
