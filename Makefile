@@ -22,8 +22,8 @@ PKG_VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' pkg-config/pack
 PKG_TARBALL := $(PKG_DIR)/dsh-session-search-$(PKG_VERSION).tgz
 PKG_TOOLS := tests/pkg/node_modules/.package-lock.json
 # The package is built for size: the release profile with opt-level "z" (profile `pkg` in
-# Cargo.toml, LZ4 at 3, so the viewer's "s" build stays as it is). About 46 kB less brotli
-# than "s"; indexing is about 1.5x slower. PKG_OPT_LEVEL=s builds it like the viewer.
+# Cargo.toml, LZ4 and tantivy's indexing crates excepted, so the viewer's "s" build stays as
+# it is). PKG_OPT_LEVEL=s builds it like the viewer.
 PKG_OPT_LEVEL ?= z
 PKG_WASM := $${CARGO_TARGET_DIR:-target}/$(WASM_TARGET)/pkg/dsh_session_search.wasm
 COMPONENT_TARGET := wasm32-wasip2
