@@ -30,6 +30,46 @@ pub struct Event {
     time: i64,
     kind: Kind,
     message: Option<ConversationMessage>,
+    marks: SurfaceMarks,
+}
+
+/// Where the fold's two members are in an event's text, found as it is printed: every event is
+/// asked for them as its log is folded, and finding a member in the text means skipping the
+/// members before it (usually all of `data`).
+#[derive(Clone, Copy, Debug, Default)]
+struct SurfaceMarks {
+    /// The byte offset, within the event's text, of the `surfaceOp` value; 0 when it has none
+    /// (a value never starts the text).
+    op_at: u32,
+    /// Whether it has `sourceEventSeqs`.
+    sources: bool,
+}
+
+impl SurfaceMarks {
+    /// `object`'s members printed to `out` as [`json::write_object`] prints them, with the
+    /// marks of the two members noted on the way.
+    fn print(object: &JsonObject, out: &mut String) -> SurfaceMarks {
+        let start = out.len();
+        let mut marks = SurfaceMarks::default();
+        out.push('{');
+        for (i, (key, value)) in object.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            json::write_string(key, out);
+            out.push(':');
+            if *key == *"surfaceOp" {
+                // An event's text beyond 4 GiB is never a valid event of any log's limits;
+                // such a mark would only send the fold to the text scan.
+                marks.op_at = u32::try_from(out.len() - start).unwrap_or(0);
+            } else if *key == *"sourceEventSeqs" {
+                marks.sources = true;
+            }
+            json::write_value(value, out);
+        }
+        out.push('}');
+        marks
+    }
 }
 
 /// An event's `type`: one of DSH's own types by index, or any other (ignorable) type by value.
@@ -79,6 +119,7 @@ struct Pending {
     time: i64,
     kind: Kind,
     message: Option<ConversationMessage>,
+    marks: SurfaceMarks,
 }
 
 impl EventBatch {
@@ -93,7 +134,7 @@ impl EventBatch {
     /// Adds an event whose envelope has been validated (by the log reader or a live append).
     pub(crate) fn push(&mut self, object: &JsonObject, seq: u64, time: i64, kind: &str) {
         let start = self.text.len();
-        json::write_object(object, &mut self.text);
+        let marks = SurfaceMarks::print(object, &mut self.text);
         self.pending.push(Pending {
             start,
             end: self.text.len(),
@@ -101,6 +142,7 @@ impl EventBatch {
             time,
             kind: Kind::of(kind),
             message: conversation_message(object).map(|(message, _)| message),
+            marks,
         });
     }
 
@@ -117,6 +159,7 @@ impl EventBatch {
                 time: p.time,
                 kind: p.kind,
                 message: p.message,
+                marks: p.marks,
             })
             .collect()
     }
@@ -184,14 +227,17 @@ impl Event {
         self.member("data").unwrap_or(Json::Null)
     }
 
-    /// The raw `surfaceOp` marker, if any.
+    /// The raw `surfaceOp` marker, if any (parsed where its printing noted it).
     pub fn surface_op(&self) -> Option<Json> {
-        self.member("surfaceOp")
+        match self.marks.op_at {
+            0 => None,
+            at => self.text().get(at as usize..).map(json::parse_printed_value),
+        }
     }
 
     /// The raw `sourceEventSeqs`, if any.
     pub fn source_event_seqs(&self) -> Option<Json> {
-        self.member("sourceEventSeqs")
+        self.marks.sources.then(|| self.member("sourceEventSeqs")).flatten()
     }
 
     /// Whether the event is marked `"ignorable": true`.
@@ -288,6 +334,29 @@ mod tests {
             !format!("{event:?}").contains("two"),
             "Debug shows one event, not its arena"
         );
+    }
+
+    #[test]
+    fn the_surface_members_noted_in_printing_are_those_the_text_holds() {
+        let objects = [
+            r#"{"type":"tool/call","seq":0,"time":1,"data":{"surfaceOp":"no"}}"#,
+            r#"{"surfaceOp":{"op":"replace","start":0,"end":2},"type":"assistant/message","seq":1,"time":1,"data":{},"sourceEventSeqs":[0]}"#,
+            r#"{"type":"tool/result","seq":2,"time":1,"data":{"x":"\"surfaceOp\":1"},"sourceEventSeqs":[1],"surfaceOp":"append"}"#,
+        ];
+        let mut batch = super::EventBatch::default();
+        for text in objects {
+            let object = json(text).as_object().cloned().expect("an object");
+            batch.push(&object, 0, 1, "tool/call");
+        }
+        for event in batch.finish() {
+            assert_eq!(event.surface_op(), event.member("surfaceOp"), "{:?}", event);
+            assert_eq!(
+                event.source_event_seqs(),
+                event.member("sourceEventSeqs"),
+                "{:?}",
+                event
+            );
+        }
     }
 
     #[test]

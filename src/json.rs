@@ -928,7 +928,8 @@ impl Parser<'_> {
     }
 }
 
-fn write_value(value: &Json, out: &mut String) {
+/// Appends `JSON.stringify(value)` to `out`.
+pub(crate) fn write_value(value: &Json, out: &mut String) {
     match value {
         Json::Null => out.push_str("null"),
         Json::Bool(true) => out.push_str("true"),
