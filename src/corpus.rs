@@ -107,6 +107,7 @@ pub struct Corpus {
     /// Sessions a lazy source listed from their headers, their logs not yet read: listed like
     /// loaded ones, read once a load of their files brings them in (see `listed.rs`).
     listed: BTreeMap<String, listed::ListedSession>,
+    /// A stamp of this state, unique in the process (see [`Corpus::generation`]).
     generation: u64,
     session_generations: BTreeMap<String, u64>,
     /// Moves with a session's generation except when its events only grew at the end.
@@ -323,7 +324,10 @@ impl Corpus {
         Corpus::default()
     }
 
-    /// Changes whenever the set of sessions or any session's log changes.
+    /// Changes whenever the set of sessions or any session's log changes. Stamps come from one
+    /// counter for the whole process, so two corpora with the same generation hold the same
+    /// sessions (a clone and its original, before either changes; or two empty ones): an
+    /// observer that saw a generation knows what it saw without looking at any session again.
     pub fn generation(&self) -> u64 {
         self.generation
     }
@@ -531,7 +535,8 @@ impl Corpus {
 
     /// Marks a change that only added events at the end of `id`'s log.
     fn touch_grown(&mut self, id: &str) {
-        self.generation += 1;
+        static STAMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        self.generation = STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         *self.session_generations.entry(id.to_owned()).or_default() += 1;
     }
 
@@ -905,6 +910,39 @@ pub(crate) mod tests {
         let events = |c: &Corpus| c.source("big").map(|s| s.log.events.len()).expect("loaded");
         assert_eq!(events(&stepped), 120);
         assert_eq!(events(&whole), 120);
+    }
+
+    #[test]
+    fn corpora_that_change_apart_never_share_a_generation() {
+        let (mut first, mut second) = (Corpus::new(), Corpus::new());
+        assert_eq!(
+            first.generation(),
+            second.generation(),
+            "two empty corpora are the same"
+        );
+        first
+            .load(vec![log("a", 1, &["x"])], &LoadOptions::default())
+            .expect("loads");
+        second
+            .load(vec![log("a", 1, &["x"])], &LoadOptions::default())
+            .expect("loads");
+        let copy = first.clone();
+        assert_eq!(
+            copy.generation(),
+            first.generation(),
+            "a clone holds what its original holds"
+        );
+        first
+            .load(vec![log("a", 1, &["x", "y"])], &LoadOptions::default())
+            .expect("loads");
+        second
+            .load(vec![log("b", 1, &["x"])], &LoadOptions::default())
+            .expect("loads");
+        let stamps = [first.generation(), second.generation(), copy.generation()];
+        assert!(
+            stamps.iter().all(|s| stamps.iter().filter(|t| *t == s).count() == 1),
+            "{stamps:?}"
+        );
     }
 
     #[test]

@@ -79,6 +79,10 @@ impl<P: SearchProvider> SearchEngine<P> {
 
     /// One step, and (once done) how many sessions the whole build changed.
     fn step(&mut self, corpus: &Corpus, budget: u64) -> Result<(IndexProgress, usize), Error> {
+        if self.reconciled == Some(corpus.generation()) {
+            // What the full step below finds with nothing stale, gone or under way.
+            return Ok((self.progress(corpus, &[], true), 0));
+        }
         self.check_current(corpus)?;
         let mut stale = self.stale_sessions(corpus);
         let mut spent = 0;
@@ -100,6 +104,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             self.generation += 1;
         }
         self.build = Build::default();
+        self.reconciled = Some(corpus.generation());
         Ok((progress, changed))
     }
 
@@ -503,6 +508,34 @@ mod tests {
         let provider = crate::search::sqlite::SqliteProvider::in_memory(mode).expect("opens");
         let provider = crate::search::backend::AnyProvider::Sqlite(Box::new(provider));
         SearchEngine::new(provider, SearchConfig::default(), mode)
+    }
+
+    #[test]
+    fn an_index_up_to_date_skips_its_corpus_until_the_corpus_changes() {
+        let corpus = corpus();
+        let mut engine = tantivy();
+        assert_eq!(engine.reconcile(&corpus).expect("builds"), 3);
+        let idle = engine.index_step(&corpus, UNBOUNDED).expect("steps");
+        assert_eq!((idle.done, idle.sessions_total, idle.events_total), (true, 0, 0));
+        // A clone changed apart from the corpus the index saw is not taken for it, and
+        // going back to the original drops what only the clone has.
+        let mut changed = corpus.clone();
+        let (header, events) = header_and_events(GROWN, "d");
+        changed.add_live(&header, events).expect("valid");
+        assert_eq!(engine.reconcile(&changed).expect("builds"), 1);
+        assert_eq!(engine.reconcile(&corpus).expect("builds"), 1);
+        assert_eq!(engine.reconcile(&corpus).expect("builds"), 0);
+        // Another corpus built by as many changes holds other sessions.
+        let mut other = Corpus::new();
+        for id in ["x", "y", "z"] {
+            let (header, events) = header_and_events(GROWN, id);
+            other.add_live(&header, events).expect("valid");
+        }
+        assert_eq!(
+            engine.reconcile(&other).expect("builds"),
+            6,
+            "three added, three dropped"
+        );
     }
 
     #[test]

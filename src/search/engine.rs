@@ -703,6 +703,10 @@ pub struct SearchEngine<P: SearchProvider> {
     pub(super) generation: u64,
     /// The index build under way (`index_step`).
     pub(super) build: Build,
+    /// The corpus generation the index was last brought up to date with: while the corpus
+    /// stays at it, a search's reconcile has nothing to look at (it would otherwise visit
+    /// every session of a large corpus on every call).
+    pub(super) reconciled: Option<u64>,
 }
 
 /// The header as DSH's index stores it: `origin` is not carried.
@@ -781,6 +785,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             next_epoch: 0,
             generation: 0,
             build: Build::default(),
+            reconciled: None,
         }
     }
 
