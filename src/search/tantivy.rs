@@ -11,13 +11,17 @@ use super::rank::merge_spans;
 use super::tokenizer::{TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use tail::Tail;
 use tantivy::Directory as _;
 use tantivy::directory::RamDirectory;
 use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{Token as TantivyToken, TokenStream, Tokenizer};
-use tantivy::{DocSet, Index, IndexSettings, ReloadPolicy, Searcher, SingleSegmentIndexWriter, TantivyDocument, Term};
+use tantivy::{
+    DocSet, Index, IndexSettings, InvertedIndexReader, ReloadPolicy, Searcher, SingleSegmentIndexWriter,
+    TantivyDocument, Term,
+};
 
 const TOKENIZER: &str = "dsh_unicode61";
 /// A segment being written is finished once its in-memory postings pass this size (checked
@@ -193,10 +197,13 @@ impl SegmentIds {
     }
 }
 
-/// One finished single-segment index, with each of its segment readers' ids.
+/// One finished single-segment index, with each of its segment readers' ids and text
+/// postings. (A search visits every segment: taking the postings reader from the segment's
+/// locked cache each time cost as much as the dictionary lookup.)
 struct Segment {
     searcher: Searcher,
     ids: Vec<SegmentIds>,
+    inverted: Vec<Arc<InvertedIndexReader>>,
 }
 
 impl Segment {
@@ -210,7 +217,12 @@ impl Segment {
         }
     }
 
-    fn new(searcher: Searcher) -> Result<Self, Error> {
+    fn new(searcher: Searcher, text: Field) -> Result<Self, Error> {
+        let inverted = searcher
+            .segment_readers()
+            .iter()
+            .map(|segment| segment.inverted_index(text).map_err(index_failed))
+            .collect::<Result<_, _>>()?;
         let ids = searcher
             .segment_readers()
             .iter()
@@ -227,7 +239,11 @@ impl Segment {
                     .map(SegmentIds::new)
             })
             .collect::<Result<_, _>>()?;
-        Ok(Segment { searcher, ids })
+        Ok(Segment {
+            searcher,
+            ids,
+            inverted,
+        })
     }
 }
 
@@ -327,7 +343,7 @@ impl TantivyProvider {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(index_failed)?;
-        self.segments.push(Segment::new(reader.searcher())?);
+        self.segments.push(Segment::new(reader.searcher(), self.text)?);
         Ok(())
     }
 }
@@ -355,24 +371,26 @@ impl TantivyProvider {
         mut visit: impl FnMut(DocId, &mut [SegmentPostings]),
     ) -> Result<(), Error> {
         let terms: Vec<Term> = phrase.iter().map(|t| Term::from_field_text(self.text, t)).collect();
+        let mut postings: Vec<SegmentPostings> = Vec::with_capacity(terms.len());
         for view in &self.segments {
-            for (segment, ids) in view.searcher.segment_readers().iter().zip(&view.ids) {
+            for (inverted, ids) in view.inverted.iter().zip(&view.ids) {
                 // A session's documents are a few runs of a few segments: the others are not
                 // even looked up.
                 let within = ids.docs_within(bounds);
                 if within.is_empty() {
                     continue;
                 }
-                let inverted = segment.inverted_index(self.text).map_err(index_failed)?;
-                let mut postings: Vec<SegmentPostings> = Vec::with_capacity(terms.len());
+                postings.clear();
                 for term in &terms {
-                    match inverted
-                        .read_postings(term, IndexRecordOption::WithFreqsAndPositions)
-                        .map_err(index_failed)?
-                    {
-                        Some(p) => postings.push(p),
-                        None => break,
-                    }
+                    let Some(info) = inverted.get_term_info(term).map_err(index_failed)? else {
+                        break;
+                    };
+                    let option = IndexRecordOption::WithFreqsAndPositions;
+                    postings.push(
+                        inverted
+                            .read_postings_from_terminfo(&info, option)
+                            .map_err(index_failed)?,
+                    );
                 }
                 if postings.is_empty() || postings.len() != terms.len() {
                     continue;
@@ -458,7 +476,7 @@ impl TantivyProvider {
                 .reload_policy(ReloadPolicy::Manual)
                 .try_into()
                 .map_err(index_failed)?;
-            let mut segment = Segment::new(reader.searcher())?;
+            let mut segment = Segment::new(reader.searcher(), provider.text)?;
             segment.renumber(renumber);
             provider.segments.push(segment);
         }
