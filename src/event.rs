@@ -35,22 +35,25 @@ pub struct Event {
 
 /// Where the fold's two members are in an event's text, found as it is printed: every event is
 /// asked for them as its log is folded, and finding a member in the text means skipping the
-/// members before it (usually all of `data`).
+/// members before it (usually all of `data`). One word: the byte offset of the `surfaceOp`
+/// value within the event's text in the low 31 bits (0 when it has none: a value never starts
+/// the text; [`SurfaceMarks::FAR`] when it lies beyond them, and is found by a scan), and in
+/// the top bit whether it has `sourceEventSeqs`. In wasm32 it fills what was padding.
 #[derive(Clone, Copy, Debug, Default)]
-struct SurfaceMarks {
-    /// The byte offset, within the event's text, of the `surfaceOp` value; 0 when it has none
-    /// (a value never starts the text).
-    op_at: u32,
-    /// Whether it has `sourceEventSeqs`.
-    sources: bool,
-}
+struct SurfaceMarks(u32);
+
+#[cfg(target_pointer_width = "32")]
+const _: () = assert!(std::mem::size_of::<Event>() == 48, "the marks fit an event's padding");
 
 impl SurfaceMarks {
+    const SOURCES: u32 = 1 << 31;
+    const FAR: u32 = Self::SOURCES - 1;
+
     /// `object`'s members printed to `out` as [`json::write_object`] prints them, with the
     /// marks of the two members noted on the way.
     fn print(object: &JsonObject, out: &mut String) -> SurfaceMarks {
         let start = out.len();
-        let mut marks = SurfaceMarks::default();
+        let mut marks = 0;
         out.push('{');
         for (i, (key, value)) in object.iter().enumerate() {
             if i > 0 {
@@ -59,16 +62,27 @@ impl SurfaceMarks {
             json::write_string(key, out);
             out.push(':');
             if *key == *"surfaceOp" {
-                // An event's text beyond 4 GiB is never a valid event of any log's limits;
-                // such a mark would only send the fold to the text scan.
-                marks.op_at = u32::try_from(out.len() - start).unwrap_or(0);
+                marks |= u32::try_from(out.len() - start).unwrap_or(Self::FAR).min(Self::FAR);
             } else if *key == *"sourceEventSeqs" {
-                marks.sources = true;
+                marks |= Self::SOURCES;
             }
             json::write_value(value, out);
         }
         out.push('}');
-        marks
+        SurfaceMarks(marks)
+    }
+
+    /// Where the `surfaceOp` value starts: `Some(None)` when only a scan finds it.
+    fn op_at(self) -> Option<Option<usize>> {
+        match self.0 & Self::FAR {
+            0 => None,
+            Self::FAR => Some(None),
+            at => Some(Some(at as usize)),
+        }
+    }
+
+    fn has_sources(self) -> bool {
+        self.0 & Self::SOURCES != 0
     }
 }
 
@@ -229,15 +243,15 @@ impl Event {
 
     /// The raw `surfaceOp` marker, if any (parsed where its printing noted it).
     pub fn surface_op(&self) -> Option<Json> {
-        match self.marks.op_at {
-            0 => None,
-            at => self.text().get(at as usize..).map(json::parse_printed_value),
+        match self.marks.op_at()? {
+            Some(at) => self.text().get(at..).map(json::parse_printed_value),
+            None => self.member("surfaceOp"),
         }
     }
 
     /// The raw `sourceEventSeqs`, if any.
     pub fn source_event_seqs(&self) -> Option<Json> {
-        self.marks.sources.then(|| self.member("sourceEventSeqs")).flatten()
+        self.marks.has_sources().then(|| self.member("sourceEventSeqs")).flatten()
     }
 
     /// Whether the event is marked `"ignorable": true`.
