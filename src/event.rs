@@ -251,7 +251,10 @@ impl Event {
 
     /// The raw `sourceEventSeqs`, if any.
     pub fn source_event_seqs(&self) -> Option<Json> {
-        self.marks.has_sources().then(|| self.member("sourceEventSeqs")).flatten()
+        match self.marks.has_sources() {
+            true => self.member("sourceEventSeqs"),
+            false => None,
+        }
     }
 
     /// Whether the event is marked `"ignorable": true`.
