@@ -54,21 +54,13 @@ impl SurfaceMarks {
     fn print(object: &JsonObject, out: &mut String) -> SurfaceMarks {
         let start = out.len();
         let mut marks = 0;
-        out.push('{');
-        for (i, (key, value)) in object.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            json::write_string(key, out);
-            out.push(':');
+        json::write_object_noting(object, out, |key, at| {
             if *key == *"surfaceOp" {
-                marks |= u32::try_from(out.len() - start).unwrap_or(Self::FAR).min(Self::FAR);
+                marks |= u32::try_from(at - start).unwrap_or(Self::FAR).min(Self::FAR);
             } else if *key == *"sourceEventSeqs" {
                 marks |= Self::SOURCES;
             }
-            json::write_value(value, out);
-        }
-        out.push('}');
+        });
         SurfaceMarks(marks)
     }
 

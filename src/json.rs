@@ -928,8 +928,7 @@ impl Parser<'_> {
     }
 }
 
-/// Appends `JSON.stringify(value)` to `out`.
-pub(crate) fn write_value(value: &Json, out: &mut String) {
+fn write_value(value: &Json, out: &mut String) {
     match value {
         Json::Null => out.push_str("null"),
         Json::Bool(true) => out.push_str("true"),
@@ -1069,6 +1068,11 @@ fn write_escaped(text: &str, out: &mut String) {
 
 /// Appends `JSON.stringify(object)` to `out`.
 pub fn write_object(object: &JsonObject, out: &mut String) {
+    write_object_noting(object, out, |_, _| {});
+}
+
+/// [`write_object`], telling `at_value` each top-level key and where in `out` its value starts.
+pub(crate) fn write_object_noting(object: &JsonObject, out: &mut String, mut at_value: impl FnMut(&JsString, usize)) {
     out.push('{');
     for (i, (k, v)) in object.iter().enumerate() {
         if i > 0 {
@@ -1076,6 +1080,7 @@ pub fn write_object(object: &JsonObject, out: &mut String) {
         }
         write_string(k, out);
         out.push(':');
+        at_value(k, out.len());
         write_value(v, out);
     }
     out.push('}');
