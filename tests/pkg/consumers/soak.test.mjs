@@ -67,13 +67,23 @@ test('100 load / search / free cycles keep the wasm memory at its size', async (
   console.log(`wasm memory ${baseline} bytes before and after 100 cycles (grew ${grown})`);
 });
 
-/** A small persisted log: a header and a few user messages. */
+/** A word that does not repeat across the logs (so that their text compresses little). */
+function word(k) {
+  return (Math.imul(k, 2654435761) >>> 0).toString(36);
+}
+
+/**
+ * A small persisted log: a header and a few user messages. Their words do not repeat: a log's
+ * text is held compressed once it is folded, so repeated text would make the load need almost
+ * no memory, and how much it grew would depend on what earlier tests left free in the heap.
+ */
 function smallLog(n) {
   const id = `small-${String(n).padStart(5, '0')}`;
   const createdAt = 1_700_000_000_000 + n * 60_000;
   const lines = [JSON.stringify({ type: 'session', version: 0, id, createdAt, cwd: '/home/dev/app', delegationDepth: 0 })];
   for (let seq = 0; seq < 8; seq += 1) {
-    const text = `Session ${n} step ${seq}: module ${(n * 31 + seq) % 997} failed on line ${seq * 7}. `.repeat(8);
+    const words = Array.from({ length: 64 }, (_, w) => word(n * 1000 + seq * 100 + w)).join(' ');
+    const text = `Session ${n} step ${seq}: module ${(n * 31 + seq) % 997} failed on line ${seq * 7}: ${words}`;
     lines.push(JSON.stringify({
       type: 'user/message', seq, time: createdAt + seq + 1, surfaceOp: 'append',
       data: { id: `m${seq}`, role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } },
