@@ -11,6 +11,13 @@ const RAW_BATCH = 400;
 const SLICE_MS = 16;
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
+/** A surfaceOp marker as its chip names it: "append", or the op of an object marker ("replace"). */
+function surfaceOpLabel(op) {
+  if (typeof op === 'string') return op;
+  if (op !== null && typeof op === 'object' && typeof op.op === 'string') return op.op;
+  return JSON.stringify(op);
+}
+
 export class SessionView {
   constructor({ root, engine, sessions }) {
     Object.assign(this, { root, engine, sessions });
@@ -300,7 +307,7 @@ export class SessionView {
       el('ol', { class: 'raw-events', 'aria-label': 'Model surface' }, ...surface.events.map((event) => {
         const node = el('li', { class: 'raw-event' });
         node.append(el('div', { class: 'turn-meta' }, el('span', { class: 'seq', text: `#${event.seq}` }), el('span', { class: 'type mono', text: event.type }),
-          event.surfaceOp ? el('span', { class: 'tag', text: event.surfaceOp }) : null, this.#rawToggle(node, [event])));
+          event.surfaceOp ? el('span', { class: 'tag surface-op', text: surfaceOpLabel(event.surfaceOp), title: `surfaceOp ${JSON.stringify(event.surfaceOp)}` }) : null, this.#rawToggle(node, [event])));
         const text = this.data.texts.get(event.seq) ?? contentText(event.data?.content ?? event.data?.message?.content ?? event.data?.summary);
         if (text) node.append(textBlock(text, 'doc-text'));
         return node;

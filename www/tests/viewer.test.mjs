@@ -295,6 +295,10 @@ test('a session reads as a transcript: a shadowed event shows its badge and what
   await page.getByRole('tab', { name: /Model surface/ }).click();
   const surface = cliJson([SAMPLE], ['surface', COMPACTED]);
   assert.match(await page.locator('#panel-surface .surface > p').textContent(), new RegExp(`${surface.events.length} events, captured through #${surface.capturedThroughSeq}`));
+  // Each event's surfaceOp chip names its marker (an object marker by its op).
+  const ops = surface.events.map((e) => (typeof e.surfaceOp === 'string' ? e.surfaceOp : e.surfaceOp.op));
+  assert.ok(ops.includes('replace'), 'the compacted session shows a replacement');
+  assert.deepEqual(await page.locator('#panel-surface .surface-op').allTextContents(), ops);
   await screenshots(page, 'surface', { focus: '#panel-surface' });
   t.assertClean();
   await t.close();
