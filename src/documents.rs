@@ -2,7 +2,7 @@
 //! of a session (`{sessionId, seq, type, time, surface, text}` for every event with text).
 
 use crate::fold::{Surface, SurfaceLabel};
-use crate::json::{JsString, Json};
+use crate::json::{self, JsString, Json};
 use crate::log::Event;
 use serde::Serialize;
 
@@ -91,56 +91,152 @@ fn utf8_len(lead: u8) -> usize {
     }
 }
 
-/// DSH's `joinText`: trim each part, drop empty ones, join with LF.
-fn join(parts: &[&Json]) -> JsString {
-    // DSH only ever joins strings here; anything else contributes nothing.
-    let texts = || parts.iter().filter_map(|part| part.as_js_string());
-    // `join` sizes its output once (a tool result's text is often tens of kilobytes), and
-    // well-formed parts are joined as `str`, so the result needs no UTF-8 check.
-    if texts().all(|text| matches!(text, JsString::Utf8(_))) {
-        let trimmed: Vec<&str> = texts()
-            .filter_map(JsString::as_str)
-            .map(|text| text.trim_matches(is_js_whitespace))
-            .filter(|text| !text.is_empty())
-            .collect();
-        return JsString::Utf8(trimmed.join("\n").into_boxed_str());
-    }
-    // A lone surrogate is never whitespace: a part holding one is never dropped.
-    let trimmed: Vec<&[u8]> = texts()
-        .map(|text| trim_wtf8(text.as_wtf8()))
-        .filter(|text| !text.is_empty())
-        .collect();
-    JsString::Wtf8(trimmed.join(&b'\n').into_boxed_slice())
+/// One part of an event's semantic text, before trimming: a value in the event's printed text
+/// (the rest of the text from its first byte; only a string contributes), or a fixed word.
+#[derive(Clone, Copy)]
+enum Part<'a> {
+    Value(&'a str),
+    Word(&'static str),
 }
 
-fn block_parts<'a>(block: &'a Json, out: &mut Vec<&'a Json>) {
-    match block.get("type").and_then(Json::as_str) {
-        Some("text") => out.extend(block.get("text")),
-        Some("tool-call") => out.extend(block.get("name").into_iter().chain(block.get("arguments"))),
-        Some("tool-result") => {
-            for nested in block.get("content").and_then(Json::as_array).unwrap_or_default() {
-                block_parts(nested, out);
+/// The value of member `key` of the object printed at the start of `object`.
+fn member<'a>(object: Option<&'a str>, key: &str) -> Option<&'a str> {
+    json::member_start(object?, key)
+}
+
+/// Whether the value printed at the start of `value` is the string `word` (a word needing no
+/// escape: a printed string has one spelling, so the printed form is compared).
+fn is_word(value: Option<&str>, word: &str) -> bool {
+    value.is_some_and(|value| {
+        let bytes = value.as_bytes();
+        bytes.len() >= word.len() + 2
+            && bytes[0] == b'"'
+            && &bytes[1..=word.len()] == word.as_bytes()
+            && bytes[word.len() + 1] == b'"'
+    })
+}
+
+/// The items of the array printed at the start of `array`, if it is one.
+fn items(array: Option<&str>) -> impl Iterator<Item = &str> {
+    array.into_iter().flat_map(json::array_items)
+}
+
+/// Where a part comes from, and whether the walk goes on (`visit` says false to stop it).
+type Visit<'v, 'a> = &'v mut dyn FnMut(Part<'a>) -> bool;
+
+fn visit_values<'a, const N: usize>(values: [Option<&'a str>; N], visit: Visit<'_, 'a>) -> bool {
+    values.into_iter().flatten().all(|value| visit(Part::Value(value)))
+}
+
+fn visit_content<'a>(content: Option<&'a str>, visit: Visit<'_, 'a>) -> bool {
+    items(content).all(|block| {
+        let block = Some(block);
+        let kind = member(block, "type");
+        if is_word(kind, "text") {
+            visit_values([member(block, "text")], visit)
+        } else if is_word(kind, "tool-call") {
+            visit_values([member(block, "name"), member(block, "arguments")], visit)
+        } else if is_word(kind, "tool-result") {
+            visit_content(member(block, "content"), visit)
+        } else {
+            true
+        }
+    })
+}
+
+/// Hands `visit` the parts of the semantic text of an event of type `kind` printed as `text`,
+/// in order, until it says stop. A parts list DSH joins into one part of an outer list
+/// (a tool result's content) is visited flat: its joined text is already trimmed, and empty
+/// only when each of its parts is.
+fn visit_parts<'a>(kind: &str, text: &'a str, visit: Visit<'_, 'a>) {
+    let data = json::member_start(text, "data");
+    match kind {
+        "user/message" => visit_content(member(data, "content"), visit),
+        "assistant/message" => visit_content(member(member(data, "message"), "content"), visit),
+        "tool/call" => visit_values([member(data, "name"), member(data, "arguments")], visit),
+        "tool/result" => {
+            // The error is looked up once the content is visited: finding it passes over the
+            // content, which a walk that stops early never needs to.
+            visit_content(member(member(data, "message"), "content"), visit) && {
+                let error = member(data, "error");
+                visit_values([member(error, "name"), member(error, "code")], visit)
             }
         }
-        _ => {}
+        "todo/write" => items(member(data, "todos"))
+            .all(|todo| visit_values([member(Some(todo), "status"), member(Some(todo), "content")], visit)),
+        "turn/end" => {
+            let reason = member(data, "reason");
+            let end = member(reason, "kind");
+            if is_word(end, "error") {
+                visit(Part::Word("error")) && visit_values([member(member(reason, "error"), "message")], visit)
+            } else {
+                let word = ["aborted", "max-tokens", "interrupted"]
+                    .into_iter()
+                    .find(|w| is_word(end, w));
+                word.is_none_or(|word| visit(Part::Word(word)))
+            }
+        }
+        _ => true,
+    };
+}
+
+/// DSH's `joinText` over parts as they come: each trimmed, empty ones dropped, joined with LF.
+/// Strings are decoded straight into the joined text, and only until it holds `limit` bytes.
+struct Joined {
+    out: Vec<u8>,
+    has_surrogate: bool,
+    limit: usize,
+    /// Whether every part was decoded whole.
+    complete: bool,
+}
+
+impl Joined {
+    /// Appends one part; false once the limit cut it short (the text is then the longest
+    /// start of the whole one that the parts decoded so far determine).
+    fn push(&mut self, part: Part<'_>) -> bool {
+        let mark = self.out.len();
+        if mark > 0 {
+            self.out.push(b'\n');
+        }
+        let body = self.out.len();
+        let whole = match part {
+            Part::Word(word) => {
+                self.out.extend_from_slice(word.as_bytes());
+                true
+            }
+            // A printed text always holds valid strings: a broken one contributes nothing.
+            Part::Value(value) if value.starts_with('"') => {
+                match json::unescape(value.as_bytes(), 1, &mut self.out, &mut self.has_surrogate, self.limit) {
+                    Ok(end) => end.done,
+                    Err(_) => {
+                        self.out.truncate(mark);
+                        return true;
+                    }
+                }
+            }
+            // DSH joins only strings.
+            Part::Value(_) => {
+                self.out.truncate(mark);
+                return true;
+            }
+        };
+        // A part cut short is trimmed at its end too: whitespace there may be its last.
+        let decoded = &self.out[body..];
+        let trimmed = trim_wtf8(decoded);
+        let from = body + (trimmed.as_ptr() as usize - decoded.as_ptr() as usize);
+        let len = trimmed.len();
+        if len == 0 {
+            self.out.truncate(mark);
+        } else {
+            self.out.copy_within(from..from + len, body);
+            self.out.truncate(body + len);
+        }
+        self.complete &= whole;
+        whole
     }
 }
 
-fn content_text(content: Option<&Json>) -> JsString {
-    let mut parts = Vec::new();
-    for block in content.and_then(Json::as_array).unwrap_or_default() {
-        block_parts(block, &mut parts);
-    }
-    join(&parts)
-}
-
-static EMPTY: Json = Json::Null;
-
-fn field<'a>(value: Option<&'a Json>, key: &str) -> Option<&'a Json> {
-    value.and_then(|v| v.get(key))
-}
-
-/// The event types with a semantic text: the only ones whose payload is parsed for it.
+/// The event types with a semantic text: the only ones whose payload is read for it.
 const SEARCHABLE_TYPES: [&str; 6] = [
     "user/message",
     "assistant/message",
@@ -152,47 +248,26 @@ const SEARCHABLE_TYPES: [&str; 6] = [
 
 /// The semantic text of one event (empty when the event is not searchable).
 pub fn extract_text(event: &Event) -> JsString {
+    extract_text_start(event, usize::MAX).0
+}
+
+/// The start of [`extract_text`]: its strings are decoded only until `limit` bytes of text are
+/// there (a search hit's snippet needs the text up to its match, not a long tool output whole),
+/// and true when that is the whole text. A start cut short ends at a character that is not
+/// whitespace, so it is a start of the whole text whatever follows.
+pub fn extract_text_start(event: &Event, limit: usize) -> (JsString, bool) {
     if !SEARCHABLE_TYPES.contains(&event.kind()) {
-        return JsString::from("");
+        return (JsString::from(""), true);
     }
-    let data = event.data();
-    match event.kind() {
-        "user/message" => content_text(data.get("content")),
-        "assistant/message" => content_text(field(data.get("message"), "content")),
-        "tool/call" => join(&[
-            data.get("name").unwrap_or(&EMPTY),
-            data.get("arguments").unwrap_or(&EMPTY),
-        ]),
-        "tool/result" => {
-            let content = Json::String(content_text(field(data.get("message"), "content")));
-            let error = data.get("error");
-            join(&[
-                &content,
-                field(error, "name").unwrap_or(&EMPTY),
-                field(error, "code").unwrap_or(&EMPTY),
-            ])
-        }
-        "todo/write" => {
-            let mut parts = Vec::new();
-            for todo in data.get("todos").and_then(Json::as_array).unwrap_or_default() {
-                parts.extend(todo.get("status"));
-                parts.extend(todo.get("content"));
-            }
-            join(&parts)
-        }
-        "turn/end" => {
-            let reason = data.get("reason");
-            match field(reason, "kind").and_then(Json::as_str) {
-                Some("error") => {
-                    let word = Json::str("error");
-                    join(&[&word, field(field(reason, "error"), "message").unwrap_or(&EMPTY)])
-                }
-                Some(kind @ ("aborted" | "max-tokens" | "interrupted")) => JsString::from(kind),
-                _ => JsString::from(""),
-            }
-        }
-        _ => JsString::from(""),
-    }
+    let text = event.text();
+    let mut joined = Joined {
+        out: Vec::new(),
+        has_surrogate: false,
+        limit,
+        complete: true,
+    };
+    visit_parts(event.kind(), &text, &mut |part| joined.push(part));
+    (JsString::from_wtf8(joined.out, joined.has_surrogate), joined.complete)
 }
 
 /// Every document of a session, in ascending seq order.
@@ -218,6 +293,8 @@ pub fn session_documents(session_id: &JsString, events: &[Event], surface: &Surf
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::EventBatch;
+    use crate::json::JsonObject;
 
     #[test]
     fn trim_uses_the_javascript_whitespace_set() {
@@ -227,32 +304,211 @@ mod tests {
         assert_eq!(trim_wtf8(b"   "), b"");
     }
 
-    #[test]
-    fn join_trims_well_formed_parts_as_the_wtf8_trim_does() {
-        // Well-formed parts are trimmed as `str`: the bytes must be those `trim_wtf8` keeps.
-        let alphabet = ["a", " ", "\n", "\u{3000}", "\u{85}", "\u{FEFF}", "é", "😀", "\u{2028}"];
-        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1du64);
-        for _ in 0..5_000 {
-            let parts: Vec<Json> = (0..next(4))
-                .map(|_| Json::str(&(0..next(6)).map(|_| alphabet[next(alphabet.len())]).collect::<String>()))
-                .collect();
-            let byte_trimmed: Vec<&[u8]> = parts
+    /// The extraction as a tree of the event's payload reads it (as DSH's code does): the
+    /// reference the walk over the printed text is held to.
+    mod reference {
+        use super::*;
+
+        fn join(parts: &[&Json]) -> JsString {
+            let mut has_surrogate = false;
+            let trimmed: Vec<&[u8]> = parts
                 .iter()
                 .filter_map(|part| part.as_js_string())
+                .inspect(|text| has_surrogate |= matches!(text, JsString::Wtf8(_)))
                 .map(|text| trim_wtf8(text.as_wtf8()))
                 .filter(|text| !text.is_empty())
                 .collect();
-            let joined = join(&parts.iter().collect::<Vec<_>>());
-            assert!(matches!(joined, JsString::Utf8(_)), "{parts:?}");
-            assert_eq!(joined.as_wtf8(), byte_trimmed.join(&b'\n'), "{parts:?}");
+            JsString::from_wtf8(trimmed.join(&b'\n'), has_surrogate)
+        }
+
+        fn block_parts<'a>(block: &'a Json, out: &mut Vec<&'a Json>) {
+            match block.get("type").and_then(Json::as_str) {
+                Some("text") => out.extend(block.get("text")),
+                Some("tool-call") => out.extend(block.get("name").into_iter().chain(block.get("arguments"))),
+                Some("tool-result") => {
+                    for nested in block.get("content").and_then(Json::as_array).unwrap_or_default() {
+                        block_parts(nested, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        fn content(content: Option<&Json>) -> JsString {
+            let mut parts = Vec::new();
+            for block in content.and_then(Json::as_array).unwrap_or_default() {
+                block_parts(block, &mut parts);
+            }
+            join(&parts)
+        }
+
+        pub(super) fn text(event: &Event) -> JsString {
+            let data = event.data();
+            let at = |value: Option<&Json>, key: &str| value.and_then(|v| v.get(key)).cloned().unwrap_or(Json::Null);
+            match event.kind() {
+                "user/message" => content(data.get("content")),
+                "assistant/message" => content(at(Some(&data), "message").get("content")),
+                "tool/call" => join(&[&at(Some(&data), "name"), &at(Some(&data), "arguments")]),
+                "tool/result" => {
+                    let content = Json::String(content(at(Some(&data), "message").get("content")));
+                    let error = data.get("error");
+                    join(&[&content, &at(error, "name"), &at(error, "code")])
+                }
+                "todo/write" => {
+                    let mut parts = Vec::new();
+                    for todo in data.get("todos").and_then(Json::as_array).unwrap_or_default() {
+                        parts.extend(todo.get("status"));
+                        parts.extend(todo.get("content"));
+                    }
+                    join(&parts)
+                }
+                "turn/end" => {
+                    let reason = data.get("reason");
+                    match at(reason, "kind").as_str() {
+                        Some("error") => join(&[&Json::str("error"), &at(Some(&at(reason, "error")), "message")]),
+                        Some(kind @ ("aborted" | "max-tokens" | "interrupted")) => JsString::from(kind),
+                        _ => JsString::from(""),
+                    }
+                }
+                _ => JsString::from(""),
+            }
+        }
+    }
+
+    /// Random payloads of every searchable type: strings of whitespace, escapes, lone
+    /// surrogates and non-ASCII text, values that are not strings, members in any order.
+    struct Payloads {
+        next: Box<dyn FnMut(usize) -> usize>,
+    }
+
+    impl Payloads {
+        fn text(&mut self) -> Json {
+            const PIECES: [&str; 14] = [
+                "a", "word", " ", "\\n", "\\u3000", "\\u0085", "\\ufeff", "\\ud83d", "\\ude00", "é", "😀", "\\\"",
+                "\\\\", "\\u0000",
+            ];
+            let len = (self.next)(8);
+            let body: String = (0..len).map(|_| PIECES[(self.next)(PIECES.len())]).collect();
+            match (self.next)(12) {
+                0 => Json::Number(7.0),
+                1 => Json::Null,
+                _ => Json::parse(&format!("\"{body}\""), Default::default()).expect("a JSON string"),
+            }
+        }
+
+        fn object(&mut self, members: Vec<(&str, Json)>) -> Json {
+            let mut members: Vec<_> = members.into_iter().filter(|_| (self.next)(10) > 0).collect();
+            if (self.next)(2) == 0 {
+                members.reverse();
+            }
+            let mut object = JsonObject::new();
+            for (key, value) in members {
+                object.insert(key, value);
+            }
+            Json::Object(object)
+        }
+
+        fn blocks(&mut self, depth: usize) -> Json {
+            let count = (self.next)(4);
+            let blocks = (0..count)
+                .map(|_| {
+                    let kind =
+                        ["text", "tool-call", "tool-result", "image"][(self.next)(if depth > 0 { 4 } else { 2 })];
+                    let members = vec![
+                        ("type", Json::str(kind)),
+                        ("text", self.text()),
+                        ("name", self.text()),
+                        ("arguments", self.text()),
+                        ("content", if depth > 0 { self.blocks(depth - 1) } else { Json::Null }),
+                    ];
+                    self.object(members)
+                })
+                .collect();
+            Json::Array(blocks)
+        }
+
+        fn data(&mut self, kind: &str) -> Json {
+            match kind {
+                "user/message" => {
+                    let content = self.blocks(2);
+                    self.object(vec![("content", content)])
+                }
+                "assistant/message" | "tool/result" => {
+                    let content = self.blocks(2);
+                    let message = self.object(vec![("role", Json::str("x")), ("content", content)]);
+                    let error = vec![("name", self.text()), ("code", self.text())];
+                    let error = self.object(error);
+                    self.object(vec![("message", message), ("error", error)])
+                }
+                "tool/call" => {
+                    let members = vec![("name", self.text()), ("arguments", self.text()), ("id", self.text())];
+                    self.object(members)
+                }
+                "todo/write" => {
+                    let todos = (0..(self.next)(4))
+                        .map(|_| {
+                            let members = vec![("status", self.text()), ("content", self.text())];
+                            self.object(members)
+                        })
+                        .collect();
+                    self.object(vec![("todos", Json::Array(todos))])
+                }
+                _ => {
+                    let end = ["error", "aborted", "max-tokens", "interrupted", "done"][(self.next)(5)];
+                    let error = vec![("message", self.text())];
+                    let error = self.object(error);
+                    let reason = self.object(vec![("kind", Json::str(end)), ("error", error)]);
+                    self.object(vec![("reason", reason)])
+                }
+            }
+        }
+
+        fn event(&mut self) -> Event {
+            let kind = SEARCHABLE_TYPES[(self.next)(SEARCHABLE_TYPES.len())];
+            let mut object = JsonObject::new();
+            object.insert("type", Json::str(kind));
+            object.insert("seq", Json::int(1));
+            object.insert("time", Json::int(0));
+            object.insert("data", self.data(kind));
+            let mut batch = EventBatch::with_capacity(1);
+            batch.push(&object, 1, 0, kind);
+            batch.finish().pop().expect("one event")
         }
     }
 
     #[test]
-    fn join_keeps_lone_surrogates() {
-        let value = Json::parse(r#"[" \ud83d ","x"]"#, Default::default()).expect("json");
-        let parts: Vec<&Json> = value.as_array().expect("array").iter().collect();
-        let joined = join(&parts);
-        assert_eq!(Json::String(joined).to_js_string(), r#""\ud83d\nx""#);
+    fn the_walk_over_printed_text_extracts_what_the_parsed_payload_gives() {
+        let mut payloads = Payloads {
+            next: Box::new(crate::testing::xorshift(0x9e37_79b9_7f4a_7c15)),
+        };
+        for _ in 0..5_000 {
+            let event = payloads.event();
+            let expected = reference::text(&event);
+            assert_eq!(extract_text(&event).as_wtf8(), expected.as_wtf8(), "{event:?}");
+        }
+    }
+
+    #[test]
+    fn a_start_cut_short_is_a_start_of_the_whole_text_ending_in_a_non_space() {
+        let mut payloads = Payloads {
+            next: Box::new(crate::testing::xorshift(0x2545_f491_4f6c_dd1d)),
+        };
+        for _ in 0..5_000 {
+            let event = payloads.event();
+            let whole = extract_text(&event);
+            let whole = whole.as_wtf8();
+            for limit in [0, 1, 2, 3, 5, 8, 13, 21, 34] {
+                let (start, complete) = extract_text_start(&event, limit);
+                let start = start.as_wtf8();
+                assert!(whole.starts_with(start), "{event:?} {limit}");
+                if complete {
+                    assert_eq!(start, whole, "{event:?} {limit}");
+                } else {
+                    assert_eq!(trim_wtf8(start), start, "{event:?} {limit}");
+                    // Decoding stops within a character of the limit; a fixed word may pass it.
+                    assert!(start.len() < limit + 16, "{event:?} {limit}");
+                }
+            }
+        }
     }
 }

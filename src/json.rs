@@ -165,7 +165,7 @@ impl JsString {
     }
 
     /// Builds a string from WTF-8 bytes produced by this module.
-    fn from_wtf8(bytes: Vec<u8>, has_surrogate: bool) -> JsString {
+    pub(crate) fn from_wtf8(bytes: Vec<u8>, has_surrogate: bool) -> JsString {
         if has_surrogate {
             JsString::Wtf8(bytes.into_boxed_slice())
         } else {
@@ -819,20 +819,6 @@ impl Parser<'_> {
             .map_err(|_| ParseError::Syntax(start))
     }
 
-    fn hex4(&mut self) -> Result<u32, ParseError> {
-        let hex = self
-            .bytes
-            .get(self.at..self.at + 4)
-            .ok_or(ParseError::Syntax(self.at))?;
-        let mut n = 0u32;
-        for b in hex {
-            let d = (*b as char).to_digit(16).ok_or(ParseError::Syntax(self.at))?;
-            n = n * 16 + d;
-        }
-        self.at += 4;
-        Ok(n)
-    }
-
     fn string(&mut self) -> Result<JsString, ParseError> {
         self.at += 1;
         let start = self.at;
@@ -840,92 +826,120 @@ impl Parser<'_> {
         // character (not allowed raw in a JSON string).
         let rest = self.bytes.get(start..).unwrap_or_default();
         let run = word::escaped(rest, 0);
-        if rest.get(run).is_some_and(|&b| b < 0x20) {
-            return self.fail_at(start + run);
-        }
-        self.at = start + run;
         if rest.get(run) == Some(&b'"') {
             let s = self.text.get(start..start + run).ok_or(ParseError::Syntax(start))?;
-            self.at += 1;
+            self.at = start + run + 1;
             return Ok(JsString::Utf8(s.into()));
         }
-        let mut buf: Vec<u8> = self.bytes[start..self.at].to_vec();
+        let mut buf = Vec::new();
         let mut has_surrogate = false;
-        loop {
-            let Some(&b) = self.bytes.get(self.at) else {
-                return self.fail();
-            };
-            match b {
-                b'"' => {
-                    self.at += 1;
-                    return Ok(JsString::from_wtf8(buf, has_surrogate));
-                }
-                0x00..=0x1F => return self.fail(),
-                b'\\' => {
-                    self.at += 1;
-                    let Some(&e) = self.bytes.get(self.at) else {
-                        return self.fail();
-                    };
-                    self.at += 1;
-                    let simple = match e {
-                        b'"' => b'"',
-                        b'\\' => b'\\',
-                        b'/' => b'/',
-                        b'b' => 0x08,
-                        b'f' => 0x0C,
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'u' => 0,
-                        _ => return Err(ParseError::Syntax(self.at - 1)),
-                    };
-                    if e != b'u' {
-                        buf.push(simple);
+        let end = unescape(self.bytes, start, &mut buf, &mut has_surrogate, usize::MAX).map_err(ParseError::Syntax)?;
+        self.at = end.at;
+        Ok(JsString::from_wtf8(buf, has_surrogate))
+    }
+}
+
+/// How far [`unescape`] got in a JSON string.
+pub(crate) struct Unescaped {
+    /// Just past the closing quote when `done`, else where decoding stopped.
+    pub(crate) at: usize,
+    /// Whether the whole string was decoded.
+    pub(crate) done: bool,
+}
+
+/// Decodes the body of the JSON string whose first byte after the opening quote is at `at`,
+/// appending it to `out` as WTF-8 (a lone surrogate sets `has_surrogate`): to the closing
+/// quote, or until `out` holds `limit` bytes or more, stopping between two characters, so a
+/// reader that needs only the start of a long text decodes no more of it. `Err` is where the
+/// text stops being a JSON string.
+pub(crate) fn unescape(
+    bytes: &[u8],
+    mut at: usize,
+    out: &mut Vec<u8>,
+    has_surrogate: &mut bool,
+    limit: usize,
+) -> Result<Unescaped, usize> {
+    loop {
+        let Some(&b) = bytes.get(at) else {
+            return Err(at);
+        };
+        if b == b'"' {
+            return Ok(Unescaped { at: at + 1, done: true });
+        }
+        if out.len() >= limit {
+            return Ok(Unescaped { at, done: false });
+        }
+        match b {
+            0x00..=0x1F => return Err(at),
+            b'\\' => {
+                let simple = match bytes.get(at + 1) {
+                    Some(b'"') => b'"',
+                    Some(b'\\') => b'\\',
+                    Some(b'/') => b'/',
+                    Some(b'b') => 0x08,
+                    Some(b'f') => 0x0C,
+                    Some(b'n') => b'\n',
+                    Some(b'r') => b'\r',
+                    Some(b't') => b'\t',
+                    Some(b'u') => {
+                        at = unescape_unit(bytes, at + 2, out, has_surrogate)?;
                         continue;
                     }
-                    let unit = self.hex4()?;
-                    let code =
-                        if (0xD800..0xDC00).contains(&unit) && self.bytes.get(self.at..self.at + 2) == Some(b"\\u") {
-                            let save = self.at;
-                            self.at += 2;
-                            let low = self.hex4()?;
-                            if (0xDC00..0xE000).contains(&low) {
-                                0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
-                            } else {
-                                self.at = save;
-                                unit
-                            }
-                        } else {
-                            unit
-                        };
-                    match char::from_u32(code) {
-                        Some(c) => {
-                            let mut tmp = [0u8; 4];
-                            buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-                        }
-                        None => {
-                            // A lone surrogate: generalized UTF-8 (WTF-8).
-                            has_surrogate = true;
-                            buf.extend_from_slice(&[
-                                0xE0 | (code >> 12) as u8,
-                                0x80 | ((code >> 6) & 0x3F) as u8,
-                                0x80 | (code & 0x3F) as u8,
-                            ]);
-                        }
-                    }
+                    _ => return Err(at + 1),
+                };
+                out.push(simple);
+                at += 2;
+            }
+            _ => {
+                // The run up to the next quote, backslash or control character goes over at
+                // once (a long text with line breaks escapes every few dozen bytes), cut
+                // after the character that reaches `limit`.
+                let rest = &bytes[at..];
+                let run = word::escaped(rest, 0);
+                let mut take = run.min(limit - out.len());
+                while take < run && rest[take] & 0xC0 == 0x80 {
+                    take += 1;
                 }
-                _ => {
-                    // The run up to the next quote or backslash goes over at once (a long
-                    // text with line breaks escapes every few dozen bytes).
-                    // (A control character found stops the run, and the next turn fails it.)
-                    let rest = &self.bytes[self.at..];
-                    let run = word::escaped(rest, 0);
-                    buf.extend_from_slice(&rest[..run]);
-                    self.at += run;
-                }
+                out.extend_from_slice(&rest[..take]);
+                at += take;
             }
         }
     }
+}
+
+/// Decodes the `\uXXXX` escape whose hex digits start at `at` (with the low half that follows
+/// a high surrogate, when one does) into `out`; returns where the escape ends.
+fn unescape_unit(bytes: &[u8], at: usize, out: &mut Vec<u8>, has_surrogate: &mut bool) -> Result<usize, usize> {
+    let unit = hex4(bytes, at).ok_or(at)?;
+    let mut end = at + 4;
+    let mut code = unit;
+    if (0xD800..0xDC00).contains(&unit) && bytes.get(end..end + 2) == Some(b"\\u") {
+        let low = hex4(bytes, end + 2).ok_or(end + 2)?;
+        if (0xDC00..0xE000).contains(&low) {
+            code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+            end += 6;
+        }
+    }
+    match char::from_u32(code) {
+        Some(c) => out.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes()),
+        None => {
+            // A lone surrogate: generalized UTF-8 (WTF-8).
+            *has_surrogate = true;
+            out.extend_from_slice(&[
+                0xE0 | (code >> 12) as u8,
+                0x80 | ((code >> 6) & 0x3F) as u8,
+                0x80 | (code & 0x3F) as u8,
+            ]);
+        }
+    }
+    Ok(end)
+}
+
+/// The four hex digits at `at`, as a number.
+fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
+    let hex = bytes.get(at..at + 4)?;
+    hex.iter()
+        .try_fold(0u32, |n, b| Some(n * 16 + (*b as char).to_digit(16)?))
 }
 
 fn write_value(value: &Json, out: &mut String) {
@@ -1122,6 +1136,25 @@ pub fn member_text<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 /// [`member_text`] stops at the value's end by itself).
 pub fn member_start<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     text.get(member_at(text, key)?..)
+}
+
+/// The items of the array printed at the start of `text` (by this module), each as the rest of
+/// the text from its first byte, as [`member_start`] gives a member: an item is skipped only
+/// when the next one is asked for, so a reader that stops early never passes over the rest.
+pub fn array_items(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let first = (bytes.first() == Some(&b'[') && bytes.get(1) != Some(&b']')).then_some(1);
+    let mut pending: Option<usize> = None;
+    let mut next = first;
+    std::iter::from_fn(move || {
+        if let Some(item) = pending.take() {
+            let end = skip_value(bytes, item);
+            next = (bytes.get(end) == Some(&b',')).then_some(end + 1);
+        }
+        let item = next.take()?;
+        pending = Some(item);
+        text.get(item..)
+    })
 }
 
 fn member_at(text: &str, key: &str) -> Option<usize> {
