@@ -3,13 +3,15 @@
 //! grouping, paging, snippets and cursors. Providers only find phrase occurrences.
 
 use super::build::Build;
-use super::rank::{RankKey, compare_events, compare_sessions, merge_spans, snippet_at_byte, snippet_with_highlights};
+use super::rank::{
+    RankKey, compare_events, compare_sessions, merge_spans, snippet_at_byte, snippet_settled, snippet_with_highlights,
+};
 use super::request::{
     EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, is_sanitized, sanitize_text,
 };
 use super::tokenizer::{TokenizerMode, Tokens, tokenize};
 use crate::corpus::{Corpus, SessionRecord};
-use crate::documents::{EventRecord, extract_text};
+use crate::documents::{EventRecord, extract_text_start};
 use crate::error::{Error, ErrorCode};
 use crate::filters::{EventFilter, SessionFilter, session_matches};
 use crate::fold::SurfaceLabel;
@@ -304,25 +306,41 @@ pub(super) struct DocMeta {
 /// The sanitised text of one indexed document, read from the corpus the engine was reconciled
 /// with (the same extraction and sanitising as at indexing).
 pub(super) fn document_text(corpus: &Corpus, doc: &DocMeta) -> Result<String, Error> {
+    document_text_start(corpus, doc, usize::MAX).map(|(text, _)| text)
+}
+
+/// [`document_text`] decoded only until it holds `limit` bytes ([`extract_text_start`]), and
+/// whether that is all of it.
+fn document_text_start(corpus: &Corpus, doc: &DocMeta, limit: usize) -> Result<(String, bool), Error> {
     let source = corpus.source(&doc.session)?;
     let events = &source.log.events;
     let event = match events.get(doc.seq as usize) {
         Some(event) if event.seq() == doc.seq => Some(event),
         _ => events.iter().find(|e| e.seq() == doc.seq),
     };
-    let text = event.map(extract_text).filter(|text| !text.is_empty()).ok_or_else(|| {
-        Error::new(
-            ErrorCode::QueryIndexFailed,
-            format!("the search index is out of step with session {:?}", &*doc.session),
-        )
-    })?;
+    let (text, complete) = event
+        .map(|event| extract_text_start(event, limit))
+        .filter(|(text, complete)| !text.is_empty() || !complete)
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::QueryIndexFailed,
+                format!("the search index is out of step with session {:?}", &*doc.session),
+            )
+        })?;
     // Hit texts are the corpus's longest documents as often as not: a clean UTF-8 text is
-    // handed on without another copy.
-    Ok(match text {
+    // handed on without another copy. Sanitising maps characters one by one, so it keeps a
+    // start of the text a start of the sanitised text.
+    let text = match text {
         JsString::Utf8(text) if !doc.sanitising_changes || is_sanitized(&text) => String::from(text),
         text => sanitize_text(&text.to_lossy()),
-    })
+    };
+    Ok((text, complete))
 }
+
+/// How much of a hit's text is decoded first to find its match in (then eight times as much
+/// each time that is not enough): a common word is found in the first lines of a long tool
+/// output, and its snippet needs a few hundred characters past it.
+const FIRST_READ_BYTES: usize = 4096;
 
 /// One shared copy of each distinct string (event types), for [`DocMeta::kind`].
 #[derive(Default)]
@@ -606,12 +624,12 @@ impl Highlight {
     }
 }
 
-/// The byte offset in `text` where the first occurrence of `phrase` starts, reading tokens
-/// only up to its end.
-fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Option<usize> {
+/// The bytes of `text` from the first token of the first occurrence of `phrase` to the end of
+/// its last token, reading tokens only up to there.
+fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Option<std::ops::Range<usize>> {
     let mut tokens = Tokens::new(text, mode);
-    // Occurrences begun so far: (first code point, phrase tokens matched). All are as long as
-    // the phrase, so the first to complete is the first to have begun.
+    // Occurrences begun so far: (first byte, phrase tokens matched). All are as long as the
+    // phrase, so the first to complete is the first to have begun.
     let mut open: Vec<(usize, usize)> = Vec::new();
     while let Some(token) = tokens.next_ref() {
         open.retain_mut(|(_, matched)| {
@@ -623,7 +641,7 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
             open.push((token.byte_range.start, 1));
         }
         if let Some(&(start, _)) = open.iter().find(|(_, matched)| *matched == phrase.len()) {
-            return Some(start);
+            return Some(start..token.byte_range.end);
         }
     }
     None
@@ -862,13 +880,10 @@ impl<P: SearchProvider> SearchEngine<P> {
     /// `phrase`, found again in its text (ranking only needed the counts).
     fn hit(&self, corpus: &Corpus, doc: &DocMeta, phrase: &[String], highlights: bool) -> Result<EventHit, Error> {
         let session = &self.sessions[&*doc.session];
-        let text = document_text(corpus, doc)?;
         let (snippet, highlights) = match highlights {
-            false => {
-                let start = first_occurrence(&text, phrase, self.mode);
-                (snippet_at_byte(&text, start, self.config.snippet_chars), None)
-            }
+            false => (self.plain_snippet(corpus, doc, phrase)?, None),
             true => {
+                let text = document_text(corpus, doc)?;
                 let tokens = tokenize(&text, self.mode);
                 let spans = span_ranges(&tokens, phrase);
                 let start = spans.first().map(|&(from, _)| from);
@@ -891,6 +906,26 @@ impl<P: SearchProvider> SearchEngine<P> {
             snippet,
             highlights,
         })
+    }
+
+    /// The snippet of a hit without highlights, cut around the first occurrence of `phrase`
+    /// in as much of the start of its text as decides it: the occurrence must end before the
+    /// text read does (so its last token is whole) and the window must be settled
+    /// ([`snippet_settled`]); a long tool output is not decoded past its match.
+    fn plain_snippet(&self, corpus: &Corpus, doc: &DocMeta, phrase: &[String]) -> Result<String, Error> {
+        let max = self.config.snippet_chars;
+        let mut limit = FIRST_READ_BYTES;
+        loop {
+            let (text, complete) = document_text_start(corpus, doc, limit)?;
+            let found = first_occurrence(&text, phrase, self.mode);
+            let decided = found
+                .as_ref()
+                .is_some_and(|at| at.end < text.len() && snippet_settled(&text, at.start, max));
+            if complete || decided {
+                return Ok(snippet_at_byte(&text, found.map(|at| at.start), max));
+            }
+            limit = limit.saturating_mul(8);
+        }
     }
 
     /// `searchSessions` over the corpus (reconciled first).
@@ -1058,11 +1093,55 @@ mod tests {
         let phrase = |text: &str| text.split(' ').map(str::to_owned).collect::<Vec<_>>();
         let mode = TokenizerMode::Unicode61;
         // "a a b": the occurrence begun at the second "a", not the first; bytes, not code points.
-        assert_eq!(first_occurrence("é a a a b a a b", &phrase("a a b"), mode), Some(5));
-        assert_eq!(first_occurrence("x A_a", &phrase("a a"), mode), Some(2));
+        assert_eq!(first_occurrence("é a a a b a a b", &phrase("a a b"), mode), Some(5..10));
+        assert_eq!(first_occurrence("x A_a", &phrase("a a"), mode), Some(2..5));
         assert_eq!(first_occurrence("a b a", &phrase("a a"), mode), None);
-        assert_eq!(first_occurrence("needle", &phrase("needle"), mode), Some(0));
+        assert_eq!(first_occurrence("needle", &phrase("needle"), mode), Some(0..6));
         assert_eq!(first_occurrence("anything", &[], mode), None);
+    }
+
+    #[test]
+    fn a_snippet_decided_on_a_start_of_the_text_is_the_whole_texts() {
+        const WORDS: [&str; 12] = [
+            "a", "ab", "b", "é", "e\u{301}", "数据", "数", "据库", "A_a", "😀", "x.y", "tést",
+        ];
+        const GAPS: [&str; 6] = [" ", "  ", "\n", "\u{3000}", "-", ""];
+        let mut next = crate::testing::xorshift(0x853c_49e6_748f_ea9b);
+        for round in 0..6_000 {
+            let mode = TokenizerMode::ALL[round % 2];
+            // The first round: cut inside the second "ab", the start holds "a ab a" at once, a
+            // false occurrence that ends where the start does.
+            let text: String = match round {
+                0 => "a ab ab zzzz a ab a".into(),
+                _ => (0..next(60))
+                    .map(|_| format!("{}{}", WORDS[next(WORDS.len())], GAPS[next(GAPS.len())]))
+                    .collect(),
+            };
+            let tokens: Vec<String> = tokenize(&text, mode).into_iter().map(|t| t.text.into_owned()).collect();
+            if tokens.is_empty() {
+                continue;
+            }
+            let (phrase, max) = match round {
+                0 => (vec!["a".to_owned(), "ab".to_owned(), "a".to_owned()], 2),
+                _ => {
+                    let from = next(tokens.len());
+                    (
+                        tokens[from..tokens.len().min(from + 1 + next(3))].to_vec(),
+                        2 + next(12),
+                    )
+                }
+            };
+            let whole = snippet_at_byte(&text, first_occurrence(&text, &phrase, mode).map(|at| at.start), max);
+            for cut in (0..=text.len()).filter(|&cut| text.is_char_boundary(cut)) {
+                let start = &text[..cut];
+                let decided = first_occurrence(start, &phrase, mode)
+                    .filter(|at| at.end < start.len() && snippet_settled(start, at.start, max));
+                if let Some(at) = decided {
+                    let cut_short = snippet_at_byte(start, Some(at.start), max);
+                    assert_eq!(cut_short, whole, "{text:?} {phrase:?} {max} {cut} {mode:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -97,6 +97,26 @@ pub fn snippet_at_byte(text: &str, match_byte: Option<usize>, max: usize) -> Str
     snippet(&text[from..], Some(behind), max)
 }
 
+/// Whether [`snippet_at_byte`] of `text` with a match at `match_byte` (the start of a token) is
+/// that of every longer text that starts with `text`: the window reads no more than `max + 2`
+/// clean characters past the match, so it is settled once the text holds them and one more
+/// character, which tells the window it has them.
+pub fn snippet_settled(text: &str, match_byte: usize, max: usize) -> bool {
+    let (mut clean, mut after_space) = (0, false);
+    for c in text[match_byte..].chars() {
+        if clean >= max + 2 {
+            return true;
+        }
+        // A run of whitespace is one clean space.
+        let space = is_js_whitespace(c);
+        if !(space && after_space) {
+            clean += 1;
+        }
+        after_space = space;
+    }
+    false
+}
+
 /// [`snippet`], plus where each `(start, end)` code-point range of `text` (a merged match span)
 /// lands inside the snippet, as code-point ranges clipped to what the snippet shows.
 pub fn snippet_with_highlights(
