@@ -311,15 +311,22 @@ impl<'a> Tokens<'a> {
         Some(has_cjk)
     }
 
-    /// Cuts the current term to [`MAX_TERM_BYTES`] as FTS5 does (see [`Token::text`]).
+    /// Cuts the current term to [`MAX_TERM_BYTES`] as FTS5 does (see [`Token::text`]). Every
+    /// token asks, and almost none is that long: the check is inlined, the cut is not.
+    #[inline]
     fn limit_term(&mut self) {
         let len = match self.at {
             TextAt::Input => self.range.len(),
             TextAt::Buffer => self.buf.len(),
         };
-        if len <= MAX_TERM_BYTES {
-            return;
+        if len > MAX_TERM_BYTES {
+            self.cut_term();
         }
+    }
+
+    /// [`Self::limit_term`] for a term that is too long.
+    #[cold]
+    fn cut_term(&mut self) {
         if let TextAt::Input = self.at {
             self.buf.clear();
             self.buf.push_str(self.text.get(self.range.clone()).unwrap_or_default());
