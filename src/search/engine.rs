@@ -4,7 +4,7 @@
 
 use super::build::Build;
 use super::rank::{
-    RankKey, compare_events, compare_sessions, merge_spans, snippet_at_byte, snippet_settled, snippet_with_highlights,
+    RankKey, compare_events, compare_sessions, merge_spans, snippet_at_byte, snippet_reach, snippet_with_highlights,
 };
 use super::request::{
     EventSearchRequest, SearchConfig, SessionSearchRequest, check_budgets, is_sanitized, sanitize_text,
@@ -647,8 +647,8 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
     None
 }
 
-/// Code-point ranges of the merged occurrences of `phrase` among `tokens`.
-fn span_ranges(tokens: &[super::tokenizer::Token<'_>], phrase: &[String]) -> Vec<(usize, usize)> {
+/// The merged occurrences of `phrase` among `tokens`, as ranges of token indices (inclusive).
+fn span_tokens(tokens: &[super::tokenizer::Token<'_>], phrase: &[String]) -> Vec<(usize, usize)> {
     let len = phrase.len();
     let mut spans: Vec<(usize, usize)> = Vec::new();
     if len == 0 {
@@ -664,9 +664,6 @@ fn span_ranges(tokens: &[super::tokenizer::Token<'_>], phrase: &[String]) -> Vec
         }
     }
     spans
-        .into_iter()
-        .map(|(from, to)| (tokens[from].char_range.start, tokens[to].char_range.end))
-        .collect()
 }
 
 /// A session hit with its best-matching event.
@@ -881,17 +878,10 @@ impl<P: SearchProvider> SearchEngine<P> {
     fn hit(&self, corpus: &Corpus, doc: &DocMeta, phrase: &[String], highlights: bool) -> Result<EventHit, Error> {
         let session = &self.sessions[&*doc.session];
         let (snippet, highlights) = match highlights {
-            false => (self.plain_snippet(corpus, doc, phrase)?, None),
+            false => (self.cut_snippet(corpus, doc, |text, complete| self.plain_cut(text, complete, phrase))?, None),
             true => {
-                let text = document_text(corpus, doc)?;
-                let tokens = tokenize(&text, self.mode);
-                let spans = span_ranges(&tokens, phrase);
-                let start = spans.first().map(|&(from, _)| from);
-                let (cut, ranges) = snippet_with_highlights(&text, start, &spans, self.config.snippet_chars);
-                let highlights = ranges
-                    .iter()
-                    .map(|&(from, to)| Highlight::new(&cut, from, to))
-                    .collect();
+                let (cut, highlights) =
+                    self.cut_snippet(corpus, doc, |text, complete| self.marked_cut(text, complete, phrase))?;
                 (cut, Some(highlights))
             }
         };
@@ -908,24 +898,62 @@ impl<P: SearchProvider> SearchEngine<P> {
         })
     }
 
-    /// The snippet of a hit without highlights, cut around the first occurrence of `phrase`
-    /// in as much of the start of its text as decides it: the occurrence must end before the
-    /// text read does (so its last token is whole) and the window must be settled
-    /// ([`snippet_settled`]); a long tool output is not decoded past its match.
-    fn plain_snippet(&self, corpus: &Corpus, doc: &DocMeta, phrase: &[String]) -> Result<String, Error> {
-        let max = self.config.snippet_chars;
+    /// A hit's snippet, cut from as much of the start of its text as decides it (`cut` says
+    /// `None` while it does not): a long tool output is not decoded far past its match.
+    fn cut_snippet<T>(
+        &self,
+        corpus: &Corpus,
+        doc: &DocMeta,
+        cut: impl Fn(&str, bool) -> Option<T>,
+    ) -> Result<T, Error> {
         let mut limit = FIRST_READ_BYTES;
         loop {
             let (text, complete) = document_text_start(corpus, doc, limit)?;
-            let found = first_occurrence(&text, phrase, self.mode);
-            let decided = found
-                .as_ref()
-                .is_some_and(|at| at.end < text.len() && snippet_settled(&text, at.start, max));
-            if complete || decided {
-                return Ok(snippet_at_byte(&text, found.map(|at| at.start), max));
+            if let Some(snippet) = cut(&text, complete) {
+                return Ok(snippet);
             }
             limit = limit.saturating_mul(8);
         }
+    }
+
+    /// The snippet around the first occurrence of `phrase` in `text`, a start of the
+    /// document's text unless `complete`. A start decides it once the occurrence ends before
+    /// the start does (so its last token is whole) and the window's reach is inside it
+    /// ([`snippet_reach`]).
+    fn plain_cut(&self, text: &str, complete: bool, phrase: &[String]) -> Option<String> {
+        let max = self.config.snippet_chars;
+        let found = first_occurrence(text, phrase, self.mode);
+        let decided = found
+            .as_ref()
+            .is_some_and(|at| at.end < text.len() && snippet_reach(text, at.start, max).is_some());
+        (complete || decided).then(|| snippet_at_byte(text, found.map(|at| at.start), max))
+    }
+
+    /// The snippet with its highlights, from `text` as [`Self::plain_cut`] takes it. Every
+    /// occurrence that starts inside the window has to be whole in the start, which the start's
+    /// last token (perhaps cut short) must therefore not be part of: as many tokens as the
+    /// phrase has must start past the window's reach. (A span that goes on past the window is
+    /// clipped at its end either way.)
+    fn marked_cut(&self, text: &str, complete: bool, phrase: &[String]) -> Option<(String, Vec<Highlight>)> {
+        let max = self.config.snippet_chars;
+        let tokens = tokenize(text, self.mode);
+        let spans = span_tokens(&tokens, phrase);
+        if !complete {
+            let first = tokens[spans.first()?.0].byte_range.start;
+            let reach = snippet_reach(text, first, max)?;
+            let past = tokens.iter().rev().take_while(|t| t.byte_range.start >= reach).count();
+            if past < phrase.len() {
+                return None;
+            }
+        }
+        let ranges: Vec<(usize, usize)> = spans
+            .iter()
+            .map(|&(from, to)| (tokens[from].char_range.start, tokens[to].char_range.end))
+            .collect();
+        let start = ranges.first().map(|&(from, _)| from);
+        let (cut, marks) = snippet_with_highlights(text, start, &ranges, max);
+        let highlights = marks.iter().map(|&(from, to)| Highlight::new(&cut, from, to)).collect();
+        Some((cut, highlights))
     }
 
     /// `searchSessions` over the corpus (reconciled first).
@@ -1101,18 +1129,21 @@ mod tests {
     }
 
     #[test]
-    fn a_snippet_decided_on_a_start_of_the_text_is_the_whole_texts() {
+    fn a_snippet_decided_on_a_start_of_the_text_is_the_whole_texts_with_its_highlights() {
         const WORDS: [&str; 12] = [
             "a", "ab", "b", "é", "e\u{301}", "数据", "数", "据库", "A_a", "😀", "x.y", "tést",
         ];
         const GAPS: [&str; 6] = [" ", "  ", "\n", "\u{3000}", "-", ""];
         let mut next = crate::testing::xorshift(0x853c_49e6_748f_ea9b);
-        for round in 0..6_000 {
+        for round in 0..2_500 {
             let mode = TokenizerMode::ALL[round % 2];
-            // The first round: cut inside the second "ab", the start holds "a ab a" at once, a
-            // false occurrence that ends where the start does.
+            // Round 0: cut inside the second "ab", a start holds "a ab a", a false occurrence
+            // that ends where the start does. Round 1: cut after "a---ab", a start holds a false
+            // occurrence that begins inside the window and ends in its last token, one token
+            // past the window's reach.
             let text: String = match round {
                 0 => "a ab ab zzzz a ab a".into(),
+                1 => "a ab -a---abb and more words here".into(),
                 _ => (0..next(60))
                     .map(|_| format!("{}{}", WORDS[next(WORDS.len())], GAPS[next(GAPS.len())]))
                     .collect(),
@@ -1123,6 +1154,7 @@ mod tests {
             }
             let (phrase, max) = match round {
                 0 => (vec!["a".to_owned(), "ab".to_owned(), "a".to_owned()], 2),
+                1 => (vec!["a".to_owned(), "ab".to_owned()], 8),
                 _ => {
                     let from = next(tokens.len());
                     (
@@ -1131,23 +1163,30 @@ mod tests {
                     )
                 }
             };
-            let whole = snippet_at_byte(&text, first_occurrence(&text, &phrase, mode).map(|at| at.start), max);
+            let config = SearchConfig {
+                snippet_chars: max,
+                ..SearchConfig::default()
+            };
+            let engine = SearchEngine::new(ScanProvider::new(mode), config, mode);
+            let plain = engine.plain_cut(&text, true, &phrase).expect("a whole text decides");
+            let marked = engine.marked_cut(&text, true, &phrase).expect("a whole text decides");
             for cut in (0..=text.len()).filter(|&cut| text.is_char_boundary(cut)) {
                 let start = &text[..cut];
-                let decided = first_occurrence(start, &phrase, mode)
-                    .filter(|at| at.end < start.len() && snippet_settled(start, at.start, max));
-                if let Some(at) = decided {
-                    let cut_short = snippet_at_byte(start, Some(at.start), max);
-                    assert_eq!(cut_short, whole, "{text:?} {phrase:?} {max} {cut} {mode:?}");
+                let context = || format!("{text:?} {phrase:?} {max} {cut} {mode:?}");
+                if let Some(found) = engine.plain_cut(start, false, &phrase) {
+                    assert_eq!(found, plain, "{}", context());
+                }
+                if let Some(found) = engine.marked_cut(start, false, &phrase) {
+                    assert_eq!(found, marked, "{}", context());
                 }
             }
         }
     }
 
     #[test]
-    fn spans_merge_overlapping_occurrences_into_char_ranges() {
+    fn spans_merge_overlapping_occurrences() {
         let tokens = tokenize("a a a x a", TokenizerMode::Unicode61);
         let phrase = vec!["a".to_owned(), "a".to_owned()];
-        assert_eq!(span_ranges(&tokens, &phrase), [(0, 5)]);
+        assert_eq!(span_tokens(&tokens, &phrase), [(0, 2)]);
     }
 }

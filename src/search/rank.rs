@@ -97,15 +97,16 @@ pub fn snippet_at_byte(text: &str, match_byte: Option<usize>, max: usize) -> Str
     snippet(&text[from..], Some(behind), max)
 }
 
-/// Whether [`snippet_at_byte`] of `text` with a match at `match_byte` (the start of a token) is
-/// that of every longer text that starts with `text`: the window reads no more than `max + 2`
-/// clean characters past the match, so it is settled once the text holds them and one more
-/// character, which tells the window it has them.
-pub fn snippet_settled(text: &str, match_byte: usize, max: usize) -> bool {
+/// How far into `text` the window of [`snippet_at_byte`] (with a match at `match_byte`, the
+/// start of a token) reads: the byte where the `max + 2`th clean character past the match
+/// ends, if `text` holds it and one more character, which tells the window it has them. The
+/// window of every longer text that starts with `text` is then the same, and so is the
+/// snippet.
+pub fn snippet_reach(text: &str, match_byte: usize, max: usize) -> Option<usize> {
     let (mut clean, mut after_space) = (0, false);
-    for c in text[match_byte..].chars() {
+    for (at, c) in text[match_byte..].char_indices() {
         if clean >= max + 2 {
-            return true;
+            return Some(match_byte + at);
         }
         // A run of whitespace is one clean space.
         let space = is_js_whitespace(c);
@@ -114,7 +115,7 @@ pub fn snippet_settled(text: &str, match_byte: usize, max: usize) -> bool {
         }
         after_space = space;
     }
-    false
+    None
 }
 
 /// [`snippet`], plus where each `(start, end)` code-point range of `text` (a merged match span)
