@@ -626,8 +626,57 @@ impl Highlight {
 
 /// The bytes of `text` from the first token of the first occurrence of `phrase` to the end of
 /// its last token, reading tokens only up to there.
+///
+/// A phrase whose first term is ASCII is looked for by bytes through the ASCII start of the
+/// text: there every token is a run of ASCII letters and digits between ASCII separators, and a
+/// token equal to the term is the term in some case, so only the tokens holding such a spelling
+/// are read. The rest of the text, from the last separator before its first non-ASCII byte, is
+/// tokenized token by token (a letter there may fold to an ASCII one).
 fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Option<std::ops::Range<usize>> {
-    let mut tokens = Tokens::new(text, mode);
+    let first = phrase.first()?.as_bytes();
+    if first.is_empty() || !first.is_ascii() {
+        return occurrence_from(text, 0, phrase, mode);
+    }
+    let bytes = text.as_bytes();
+    let ascii = bytes.iter().position(|b| !b.is_ascii()).unwrap_or(bytes.len());
+    let separator_before = |at: usize| bytes[..at].iter().rposition(|b| !b.is_ascii_alphanumeric()).map_or(0, |i| i + 1);
+    let (lower, upper) = (first[0].to_ascii_lowercase(), first[0].to_ascii_uppercase());
+    let mut from = 0;
+    while let Some(found) = memchr::memchr2(lower, upper, &bytes[from..ascii]) {
+        let at = from + found;
+        from = at + 1;
+        if !bytes[at..ascii].get(..first.len()).is_some_and(|word| word.eq_ignore_ascii_case(first)) {
+            continue;
+        }
+        // The token holding `at` starts after the separator before it.
+        let start = separator_before(at);
+        if let Some(occurrence) = occurrence_at(text, start, phrase, mode) {
+            return Some(occurrence);
+        }
+    }
+    if ascii == bytes.len() {
+        return None;
+    }
+    occurrence_from(text, separator_before(ascii), phrase, mode)
+}
+
+/// The occurrence of `phrase` that begins with the first token of `text[start..]` (`start` a
+/// token boundary), if there is one.
+fn occurrence_at(text: &str, start: usize, phrase: &[String], mode: TokenizerMode) -> Option<std::ops::Range<usize>> {
+    let mut tokens = Tokens::new(&text[start..], mode);
+    let mut range = None;
+    for term in phrase {
+        let token = tokens.next_ref().filter(|token| token.text == term)?;
+        let from = range.map_or(token.byte_range.start, |r: std::ops::Range<usize>| r.start);
+        range = Some(from..token.byte_range.end);
+    }
+    range.map(|r| start + r.start..start + r.end)
+}
+
+/// The first occurrence of `phrase` in `text[start..]` (`start` a token boundary), reading
+/// every token up to its end.
+fn occurrence_from(text: &str, start: usize, phrase: &[String], mode: TokenizerMode) -> Option<std::ops::Range<usize>> {
+    let mut tokens = Tokens::new(&text[start..], mode);
     // Occurrences begun so far: (first byte, phrase tokens matched). All are as long as the
     // phrase, so the first to complete is the first to have begun.
     let mut open: Vec<(usize, usize)> = Vec::new();
@@ -640,8 +689,8 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
         if phrase.first().is_some_and(|first| *first == token.text) {
             open.push((token.byte_range.start, 1));
         }
-        if let Some(&(start, _)) = open.iter().find(|(_, matched)| *matched == phrase.len()) {
-            return Some(start..token.byte_range.end);
+        if let Some(&(from, _)) = open.iter().find(|(_, matched)| *matched == phrase.len()) {
+            return Some(start + from..start + token.byte_range.end);
         }
     }
     None
@@ -1180,6 +1229,30 @@ mod tests {
                     assert_eq!(found, marked, "{}", context());
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_first_occurrence_found_by_bytes_is_the_one_every_token_read_finds() {
+        const PIECES: [&str; 16] = [
+            "deploy", "Deploy", "DEPLOY", "deplo", "\u{fd}", "y\u{301}", "un", "-", " ", "  ", "数据", "é", "x1", "1", "_",
+            "deploy\u{301}",
+        ];
+        let mut next = crate::testing::xorshift(0xbb67_ae85_84ca_a73b);
+        for round in 0..20_000 {
+            let mode = TokenizerMode::ALL[round % 2];
+            let text: String = (0..next(14)).map(|_| PIECES[next(PIECES.len())]).collect();
+            let tokens: Vec<String> = tokenize(&text, mode).into_iter().map(|t| t.text.into_owned()).collect();
+            let phrase = match (next(3), tokens.len()) {
+                (0, _) | (_, 0) => vec!["deploy".to_owned()],
+                (1, _) => vec!["deploy".to_owned(), "x1".to_owned()],
+                (_, n) => {
+                    let from = next(n);
+                    tokens[from..n.min(from + 1 + next(3))].to_vec()
+                }
+            };
+            let expected = occurrence_from(&text, 0, &phrase, mode);
+            assert_eq!(first_occurrence(&text, &phrase, mode), expected, "{text:?} {phrase:?} {mode:?}");
         }
     }
 
