@@ -638,26 +638,34 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
         return occurrence_from(text, 0, phrase, mode);
     }
     let bytes = text.as_bytes();
-    let ascii = bytes.iter().position(|b| !b.is_ascii()).unwrap_or(bytes.len());
     let separator_before = |at: usize| bytes[..at].iter().rposition(|b| !b.is_ascii_alphanumeric()).map_or(0, |i| i + 1);
     let (lower, upper) = (first[0].to_ascii_lowercase(), first[0].to_ascii_uppercase());
-    let mut from = 0;
-    while let Some(found) = memchr::memchr2(lower, upper, &bytes[from..ascii]) {
+    // Bytes before `ascii` are known to be ASCII; it only moves as far as the spellings found.
+    let (mut from, mut ascii) = (0, 0);
+    while let Some(found) = memchr::memchr2(lower, upper, &bytes[from..]) {
         let at = from + found;
+        let end = (at + first.len()).min(bytes.len());
+        if !bytes[ascii..end].is_ascii() {
+            ascii += bytes[ascii..end].iter().position(|b| !b.is_ascii()).unwrap_or(0);
+            return occurrence_from(text, separator_before(ascii), phrase, mode);
+        }
+        ascii = end;
         from = at + 1;
-        if !bytes[at..ascii].get(..first.len()).is_some_and(|word| word.eq_ignore_ascii_case(first)) {
+        if !bytes[at..end].eq_ignore_ascii_case(first) {
             continue;
         }
         // The token holding `at` starts after the separator before it.
-        let start = separator_before(at);
-        if let Some(occurrence) = occurrence_at(text, start, phrase, mode) {
+        if let Some(occurrence) = occurrence_at(text, separator_before(at), phrase, mode) {
             return Some(occurrence);
         }
     }
-    if ascii == bytes.len() {
+    // No spelling follows: an occurrence can only hold a letter that folds to an ASCII one.
+    let rest = &bytes[ascii..];
+    if rest.is_ascii() {
         return None;
     }
-    occurrence_from(text, separator_before(ascii), phrase, mode)
+    let other = ascii + rest.iter().position(|b| !b.is_ascii())?;
+    occurrence_from(text, separator_before(other), phrase, mode)
 }
 
 /// The occurrence of `phrase` that begins with the first token of `text[start..]` (`start` a
