@@ -382,6 +382,12 @@ mod tests {
     }
 
     impl Payloads {
+        fn new(seed: u64) -> Payloads {
+            Payloads {
+                next: Box::new(crate::testing::xorshift(seed)),
+            }
+        }
+
         fn text(&mut self) -> Json {
             const PIECES: [&str; 14] = [
                 "a", "word", " ", "\\n", "\\u3000", "\\u0085", "\\ufeff", "\\ud83d", "\\ude00", "é", "😀", "\\\"",
@@ -478,9 +484,7 @@ mod tests {
 
     #[test]
     fn the_walk_over_printed_text_extracts_what_the_parsed_payload_gives() {
-        let mut payloads = Payloads {
-            next: Box::new(crate::testing::xorshift(0x9e37_79b9_7f4a_7c15)),
-        };
+        let mut payloads = Payloads::new(0x9e37_79b9_7f4a_7c15);
         for _ in 0..5_000 {
             let event = payloads.event();
             let expected = reference::text(&event);
@@ -490,9 +494,7 @@ mod tests {
 
     #[test]
     fn a_start_cut_short_is_a_start_of_the_whole_text_ending_in_a_non_space() {
-        let mut payloads = Payloads {
-            next: Box::new(crate::testing::xorshift(0x2545_f491_4f6c_dd1d)),
-        };
+        let mut payloads = Payloads::new(0x2545_f491_4f6c_dd1d);
         for _ in 0..5_000 {
             let event = payloads.event();
             let whole = extract_text(&event);
