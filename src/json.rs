@@ -831,9 +831,11 @@ impl Parser<'_> {
             self.at = start + run + 1;
             return Ok(JsString::Utf8(s.into()));
         }
-        let mut buf = Vec::new();
+        // The run the scan found is copied as it is, and decoding goes on from where it stopped.
+        let mut buf = rest[..run].to_vec();
         let mut has_surrogate = false;
-        let end = unescape(self.bytes, start, &mut buf, &mut has_surrogate, usize::MAX).map_err(ParseError::Syntax)?;
+        let end =
+            unescape(self.bytes, start + run, &mut buf, &mut has_surrogate, usize::MAX).map_err(ParseError::Syntax)?;
         self.at = end.at;
         Ok(JsString::from_wtf8(buf, has_surrogate))
     }
