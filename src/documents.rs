@@ -107,13 +107,9 @@ fn member<'a>(object: Option<&'a str>, key: &str) -> Option<&'a str> {
 /// Whether the value printed at the start of `value` is the string `word` (a word needing no
 /// escape: a printed string has one spelling, so the printed form is compared).
 fn is_word(value: Option<&str>, word: &str) -> bool {
-    value.is_some_and(|value| {
-        let bytes = value.as_bytes();
-        bytes.len() >= word.len() + 2
-            && bytes[0] == b'"'
-            && &bytes[1..=word.len()] == word.as_bytes()
-            && bytes[word.len() + 1] == b'"'
-    })
+    value
+        .and_then(|value| value.strip_prefix('"')?.strip_prefix(word))
+        .is_some_and(|rest| rest.starts_with('"'))
 }
 
 /// The items of the array printed at the start of `array`, if it is one.
@@ -145,10 +141,10 @@ fn visit_content<'a>(content: Option<&'a str>, visit: Visit<'_, 'a>) -> bool {
 }
 
 /// Hands `visit` the parts of the semantic text of an event of type `kind` printed as `text`,
-/// in order, until it says stop. A parts list DSH joins into one part of an outer list
-/// (a tool result's content) is visited flat: its joined text is already trimmed, and empty
-/// only when each of its parts is.
-fn visit_parts<'a>(kind: &str, text: &'a str, visit: Visit<'_, 'a>) {
+/// in order, until it says stop; true when it never did. A parts list DSH joins into one part
+/// of an outer list (a tool result's content) is visited flat: its joined text is already
+/// trimmed, and empty only when each of its parts is.
+fn visit_parts<'a>(kind: &str, text: &'a str, visit: Visit<'_, 'a>) -> bool {
     let data = json::member_start(text, "data");
     match kind {
         "user/message" => visit_content(member(data, "content"), visit),
@@ -177,7 +173,7 @@ fn visit_parts<'a>(kind: &str, text: &'a str, visit: Visit<'_, 'a>) {
             }
         }
         _ => true,
-    };
+    }
 }
 
 /// DSH's `joinText` over parts as they come: each trimmed, empty ones dropped, joined with LF.
@@ -186,8 +182,6 @@ struct Joined {
     out: Vec<u8>,
     has_surrogate: bool,
     limit: usize,
-    /// Whether every part was decoded whole.
-    complete: bool,
 }
 
 impl Joined {
@@ -231,7 +225,6 @@ impl Joined {
             self.out.copy_within(from..from + len, body);
             self.out.truncate(body + len);
         }
-        self.complete &= whole;
         whole
     }
 }
@@ -264,10 +257,10 @@ pub fn extract_text_start(event: &Event, limit: usize) -> (JsString, bool) {
         out: Vec::new(),
         has_surrogate: false,
         limit,
-        complete: true,
     };
-    visit_parts(event.kind(), &text, &mut |part| joined.push(part));
-    (JsString::from_wtf8(joined.out, joined.has_surrogate), joined.complete)
+    // The walk stops only where a part was cut short.
+    let complete = visit_parts(event.kind(), &text, &mut |part| joined.push(part));
+    (JsString::from_wtf8(joined.out, joined.has_surrogate), complete)
 }
 
 /// Every document of a session, in ascending seq order.
