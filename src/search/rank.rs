@@ -97,6 +97,14 @@ pub fn snippet_at_byte(text: &str, match_byte: Option<usize>, max: usize) -> Str
     snippet(&text[from..], Some(behind), max)
 }
 
+/// How many clean characters past the match a window of `max` characters depends on: once that
+/// many follow the match, the clean length exceeds every bound the window compares it with,
+/// even if a final collapsed space is dropped. The window's scan and [`snippet_reach`] both
+/// stop here, so they cannot disagree.
+fn clean_reach(max: usize) -> usize {
+    max + 2
+}
+
 /// How far into `text` the window of [`snippet_at_byte`] (with a match at `match_byte`, the
 /// start of a token) reads: the byte where the `max + 2`th clean character past the match
 /// ends, if `text` holds it and one more character, which tells the window it has them. The
@@ -105,7 +113,7 @@ pub fn snippet_at_byte(text: &str, match_byte: Option<usize>, max: usize) -> Str
 pub fn snippet_reach(text: &str, match_byte: usize, max: usize) -> Option<usize> {
     let (mut clean, mut after_space) = (0, false);
     for (at, c) in text[match_byte..].char_indices() {
-        if clean >= max + 2 {
+        if clean >= clean_reach(max) {
             return Some(match_byte + at);
         }
         // A run of whitespace is one clean space.
@@ -136,9 +144,12 @@ pub fn snippet_with_highlights(
         }
         // Without highlights, the window (see `window`) only depends on the clean text up to
         // `max` characters past the match: once that much follows it, `n` is known to exceed
-        // every bound the window compares it with (a final collapsed space could only shorten
-        // `n` by one, which the `+ 2` covers), so the rest of a long document is not scanned.
-        if ranges.is_empty() && (m.is_some() || match_start.is_none()) && clean.len() >= m.unwrap_or(0) + max + 2 {
+        // every bound the window compares it with (`clean_reach`), so the rest of a long
+        // document is not scanned.
+        if ranges.is_empty()
+            && (m.is_some() || match_start.is_none())
+            && clean.len() >= m.unwrap_or(0) + clean_reach(max)
+        {
             break;
         }
         if !ranges.is_empty() {
