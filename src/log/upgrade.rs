@@ -57,11 +57,8 @@ fn seq_text(event: &Json) -> String {
         .unwrap_or_else(|| "undefined".into())
 }
 
-fn legacy_id(session_id: &str, object: &JsonObject) -> Json {
-    let seq = object
-        .get("seq")
-        .map(Json::to_js_string)
-        .unwrap_or_else(|| "undefined".into());
+fn legacy_id(session_id: &str, seq: Option<&Json>) -> Json {
+    let seq = seq.map(Json::to_js_string).unwrap_or_else(|| "undefined".into());
     Json::str(&format!("legacy-message:{session_id}:{seq}"))
 }
 
@@ -230,7 +227,7 @@ fn upgrade_steering(object: &mut JsonObject, session_id: &str) -> Result<(), Log
         }
         let mut message = data.clone();
         message.remove("turn");
-        message.insert("id", legacy_id(session_id, object));
+        message.insert("id", legacy_id(session_id, object.get("seq")));
         message.insert("role", Json::str("user"));
         Json::Object(message)
     };
@@ -241,7 +238,9 @@ fn upgrade_steering(object: &mut JsonObject, session_id: &str) -> Result<(), Log
 
 fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &HashMap<u64, Json>) {
     let kind = object.get("type").and_then(Json::as_str).unwrap_or_default().to_owned();
-    let legacy = legacy_id(session_id, object);
+    // Only a legacy message needs its id, so it is made only then.
+    let seq = object.get("seq").cloned();
+    let legacy = || legacy_id(session_id, seq.as_ref());
     let replacement_start = object
         .get("surfaceOp")
         .and_then(Json::as_object)
@@ -261,7 +260,7 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
             {
                 return;
             }
-            data.insert("id", legacy);
+            data.insert("id", legacy());
             data.insert("role", Json::str("user"));
         }
         "assistant/message" => {
@@ -275,7 +274,7 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
             };
             source.insert("kind", Json::str("model"));
             let mut message = JsonObject::new();
-            message.insert("id", legacy);
+            message.insert("id", legacy());
             message.insert("role", Json::str("assistant"));
             message.insert("content", content);
             message.insert("source", Json::Object(source));
@@ -293,7 +292,7 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
             let content = data.remove("content").unwrap_or(Json::Null);
             let is_error = data.remove("isError").unwrap_or(Json::Null);
             let id = match replacement_start {
-                None => Some(legacy),
+                None => Some(legacy()),
                 // A replacement keeps the message id of the result it rewrites.
                 Some(start) => message_ids
                     .get(&(start as u64))
