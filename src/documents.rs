@@ -470,7 +470,7 @@ mod tests {
             object.insert("time", Json::int(0));
             object.insert("data", self.data(kind));
             let mut batch = EventBatch::with_capacity(1);
-            batch.push(&object, 1, 0, kind);
+            batch.push(&object, None, 1, 0, kind);
             batch.finish().pop().expect("one event")
         }
     }

@@ -55,12 +55,22 @@ impl SurfaceMarks {
         let start = out.len();
         let mut marks = 0;
         json::write_object_noting(object, out, |key, at| {
-            if *key == *"surfaceOp" {
+            if *key == *SURFACE_OP {
                 marks |= u32::try_from(at - start).unwrap_or(Self::FAR).min(Self::FAR);
             } else if *key == *"sourceEventSeqs" {
                 marks |= Self::SOURCES;
             }
         });
+        SurfaceMarks(marks)
+    }
+
+    /// The marks of `object`, read as its printed text, whose `surfaceOp` value starts at
+    /// `surface_op_at` in it (noted as it was parsed).
+    fn of_printed(object: &JsonObject, surface_op_at: Option<usize>) -> SurfaceMarks {
+        let mut marks = surface_op_at.map_or(0, |at| u32::try_from(at).unwrap_or(Self::FAR).min(Self::FAR));
+        if object.contains_key("sourceEventSeqs") {
+            marks |= Self::SOURCES;
+        }
         SurfaceMarks(marks)
     }
 
@@ -137,10 +147,17 @@ impl EventBatch {
         }
     }
 
-    /// Adds an event whose envelope has been validated (by the log reader or a live append).
-    pub(crate) fn push(&mut self, object: &JsonObject, seq: u64, time: i64, kind: &str) {
+    /// Adds an event whose envelope has been validated (by the log reader or a live append);
+    /// `printed` is `JSON.stringify(object)` when the reader already holds it.
+    pub(crate) fn push(&mut self, object: &JsonObject, printed: Option<Printed<'_>>, seq: u64, time: i64, kind: &str) {
         let start = self.text.len();
-        let marks = SurfaceMarks::print(object, &mut self.text);
+        let marks = match printed {
+            Some(printed) => {
+                self.text.push_str(printed.text);
+                SurfaceMarks::of_printed(object, printed.surface_op_at)
+            }
+            None => SurfaceMarks::print(object, &mut self.text),
+        };
         self.pending.push(Pending {
             start,
             end: self.text.len(),
@@ -168,6 +185,66 @@ impl EventBatch {
                 marks: p.marks,
             })
             .collect()
+    }
+}
+
+/// The lines a log's events were read from, kept where a line is already its event's
+/// `JSON.stringify` text (as DSH writes them): such an event's text is copied into its arena
+/// instead of printed again from its parsed object.
+#[derive(Default)]
+pub(crate) struct PrintedLines {
+    text: String,
+    /// Per event: its text's range in `text` and where its `surfaceOp` value starts, or `None`
+    /// when it must be printed.
+    spans: Vec<Option<(usize, usize, Option<usize>)>>,
+}
+
+/// The key of the member the fold reads from every event, noted as a line is parsed.
+pub(crate) const SURFACE_OP: &str = "surfaceOp";
+
+/// An event's printed text as its log holds it, and where its `surfaceOp` value starts.
+#[derive(Clone, Copy)]
+pub(crate) struct Printed<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) surface_op_at: Option<usize>,
+}
+
+impl PrintedLines {
+    /// Notes the next event's line, `None` when it is not its printed text.
+    pub(crate) fn push(&mut self, line: Option<Printed<'_>>) {
+        self.spans.push(line.map(|line| {
+            let start = self.text.len();
+            self.text.push_str(line.text);
+            (start, self.text.len(), line.surface_op_at)
+        }));
+    }
+
+    /// Keeps the first `events` events' lines.
+    pub(crate) fn truncate(&mut self, events: usize) {
+        self.spans.truncate(events);
+        let end = self
+            .spans
+            .iter()
+            .rev()
+            .find_map(|span| *span)
+            .map_or(0, |(_, end, _)| end);
+        self.text.truncate(end);
+    }
+
+    /// Forgets the line of event `index`: its object was rewritten after it was read.
+    pub(crate) fn forget(&mut self, index: usize) {
+        if let Some(span) = self.spans.get_mut(index) {
+            *span = None;
+        }
+    }
+
+    /// The printed text of event `index`, if it was read as one.
+    pub(crate) fn get(&self, index: usize) -> Option<Printed<'_>> {
+        let (start, end, surface_op_at) = (*self.spans.get(index)?)?;
+        Some(Printed {
+            text: &self.text[start..end],
+            surface_op_at,
+        })
     }
 }
 
@@ -355,7 +432,7 @@ mod tests {
         let mut batch = super::EventBatch::default();
         for text in objects {
             let object = json(text).as_object().cloned().expect("an object");
-            batch.push(&object, 0, 1, "tool/call");
+            batch.push(&object, None, 0, 1, "tool/call");
         }
         for event in batch.finish() {
             assert_eq!(event.surface_op(), event.member("surfaceOp"), "{:?}", event);

@@ -580,12 +580,26 @@ impl Json {
 
     /// [`Json::parse`] with at most `max_keys` distinct keys in any one object.
     pub fn parse_bounded(text: &str, limits: ParseLimits, max_keys: usize) -> Result<Json, ParseError> {
+        Json::parse_noting_printed(text, limits, max_keys, None).map(|parsed| parsed.value)
+    }
+
+    /// [`Json::parse_bounded`], noting whether `text` is already `JSON.stringify` of the value
+    /// and where the value of the top-level member `key` starts in it.
+    pub fn parse_noting_printed(
+        text: &str,
+        limits: ParseLimits,
+        max_keys: usize,
+        key: Option<&str>,
+    ) -> Result<Parsed, ParseError> {
         let mut parser = Parser {
             text,
             bytes: text.as_bytes(),
             at: 0,
             max_depth: limits.max_depth.min(MAX_JSON_DEPTH),
             max_keys,
+            printed: true,
+            noted_key: key.map(str::as_bytes),
+            noted_at: None,
         };
         parser.skip_ws();
         let value = parser.value()?;
@@ -593,7 +607,11 @@ impl Json {
         if parser.at != parser.bytes.len() {
             return Err(ParseError::Syntax(parser.at));
         }
-        Ok(value)
+        Ok(Parsed {
+            value,
+            printed: parser.printed,
+            noted_at: parser.noted_at,
+        })
     }
 
     /// `JSON.stringify(value)`.
@@ -618,6 +636,19 @@ impl serde::Serialize for Json {
     }
 }
 
+/// A value parsed by [`Json::parse_noting_printed`].
+pub struct Parsed {
+    /// The value.
+    pub value: Json,
+    /// Whether the text is already `JSON.stringify(value)` (no whitespace, repeated or
+    /// reordered keys, or number or escape spelled otherwise), so that a caller holding the
+    /// text need not print the value again. `false` may also be said of a few printed texts
+    /// (rare escapes): it only costs the caller a print.
+    pub printed: bool,
+    /// Where the value of the noted top-level key starts in the text (its last occurrence).
+    pub noted_at: Option<usize>,
+}
+
 struct Parser<'a> {
     /// The text parsed, for slicing out runs that start and end at ASCII bytes (so at char
     /// boundaries: no second UTF-8 check).
@@ -626,6 +657,11 @@ struct Parser<'a> {
     at: usize,
     max_depth: usize,
     max_keys: usize,
+    /// Whether everything so far is spelled as `JSON.stringify` spells it.
+    printed: bool,
+    /// The top-level key whose value's start is noted in `noted_at`.
+    noted_key: Option<&'a [u8]>,
+    noted_at: Option<usize>,
 }
 
 /// A container the parser is inside: an array's items so far, or an object's members so far
@@ -637,9 +673,11 @@ enum Open {
 
 impl Parser<'_> {
     fn skip_ws(&mut self) {
+        let from = self.at;
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
             self.at += 1;
         }
+        self.printed &= self.at == from;
     }
 
     fn fail<T>(&self) -> Result<T, ParseError> {
@@ -663,6 +701,9 @@ impl Parser<'_> {
                         Json::Object(JsonObject::new())
                     } else {
                         let key = self.member_key()?;
+                        if open.is_empty() {
+                            self.note(&key);
+                        }
                         open.push(Open::Object(JsonObject::new(), key, false));
                         continue;
                     }
@@ -681,6 +722,7 @@ impl Parser<'_> {
             };
             // Hand the finished value to its container; close every container it completes.
             loop {
+                let top_level = open.len() == 1;
                 let Some(top) = open.last_mut() else {
                     return Ok(done);
                 };
@@ -704,17 +746,24 @@ impl Parser<'_> {
                         // A repeated key keeps its first place and takes the last value, like
                         // JSON.parse.
                         let index_key = is_array_index(member.as_wtf8());
+                        // Printing puts index keys first and a repeated key once.
+                        self.printed &= !index_key;
                         if object.assign(member, done) {
                             *needs_reorder |= index_key;
                             if object.len() > self.max_keys {
                                 return Err(ParseError::TooManyKeys);
                             }
+                        } else {
+                            self.printed = false;
                         }
                         self.at += 1;
                         match next {
                             Some(b',') => {
                                 self.skip_ws();
                                 *key = self.member_key()?;
+                                if top_level {
+                                    self.note(key);
+                                }
                                 break;
                             }
                             Some(b'}') => {
@@ -729,6 +778,13 @@ impl Parser<'_> {
                 }
                 open.pop();
             }
+        }
+    }
+
+    /// Notes where the value of a top-level member starts, if `key` is the one asked for.
+    fn note(&mut self, key: &JsString) {
+        if self.noted_key == Some(key.as_wtf8()) {
+            self.noted_at = Some(self.at);
         }
     }
 
@@ -814,9 +870,11 @@ impl Parser<'_> {
         }
         let text = std::str::from_utf8(&self.bytes[start..self.at]).map_err(|_| ParseError::Syntax(start))?;
         // Rust's float parsing rounds to nearest like JavaScript's; overflow becomes infinity.
-        text.parse::<f64>()
-            .map(Json::Number)
-            .map_err(|_| ParseError::Syntax(start))
+        let n = text.parse::<f64>().map_err(|_| ParseError::Syntax(start))?;
+        if self.printed {
+            self.printed = number_is_printed(text, n);
+        }
+        Ok(Json::Number(n))
     }
 
     fn string(&mut self) -> Result<JsString, ParseError> {
@@ -836,9 +894,53 @@ impl Parser<'_> {
         let mut has_surrogate = false;
         let end =
             unescape(self.bytes, start + run, &mut buf, &mut has_surrogate, usize::MAX).map_err(ParseError::Syntax)?;
+        if self.printed {
+            self.printed = escapes_are_printed(&self.bytes[start + run..end.at - 1]);
+        }
         self.at = end.at;
         Ok(JsString::from_wtf8(buf, has_surrogate))
     }
+}
+
+/// Whether a number spelled `text` (valid JSON, value `n`) is spelled as `JSON.stringify`
+/// spells `n`: an integer of up to 15 digits other than `-0` always is; anything else is
+/// printed to compare.
+fn number_is_printed(text: &str, n: f64) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return text != "-0";
+    }
+    let mut printed = String::new();
+    write_number(n, &mut printed);
+    printed == text
+}
+
+/// Whether the escapes in a valid JSON string body are those `JSON.stringify` writes: the
+/// two-character forms, and `\u00xx` (lower-case) for the other control characters. A lone
+/// surrogate's escape is printed too, but rare enough to be left to a print.
+fn escapes_are_printed(body: &[u8]) -> bool {
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b'\\', &body[at..]) {
+        let escape = at + found + 1;
+        at = escape + 1;
+        match body.get(escape) {
+            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {}
+            Some(b'u') => {
+                let Some(hex) = body.get(escape + 1..escape + 5) else {
+                    return false;
+                };
+                let lower = hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+                let unit = hex4(hex, 0).unwrap_or(u32::MAX);
+                let short_form = matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D);
+                if !lower || unit >= 0x20 || short_form {
+                    return false;
+                }
+                at = escape + 5;
+            }
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// How far [`unescape`] got in a JSON string.
@@ -1121,6 +1223,10 @@ pub fn parse_printed_value(text: &str) -> Json {
         at: 0,
         max_depth: MAX_JSON_DEPTH,
         max_keys: usize::MAX,
+        // Known to be printed: nothing to check.
+        printed: false,
+        noted_key: None,
+        noted_at: None,
     };
     parser.value().unwrap_or(Json::Null)
 }
@@ -1569,6 +1675,93 @@ mod tests {
                 let text = format!("{{{}}}", object.iter().map(|(k, v)| format!("{}:{}", Json::String(k.clone()), v)).collect::<Vec<_>>().join(","));
                 prop_assert!(Json::parse(&text, ParseLimits::default()).expect("parses") == Json::Object(object));
             }
+        }
+    }
+
+    /// Proptest is a native dev-dependency only.
+    #[cfg(not(target_arch = "wasm32"))]
+    mod printed_spelling {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// Values spelled in the ways JSON allows: as `JSON.stringify` spells them and not.
+        fn spelled() -> impl Strategy<Value = String> {
+            let leaf = prop::sample::select(vec![
+                "0",
+                "-0",
+                "7",
+                "-12",
+                "1.0",
+                "1.5",
+                "0.1",
+                "1e3",
+                "1E3",
+                "1e-7",
+                "123456789012345",
+                "1234567890123456789",
+                "true",
+                "false",
+                "null",
+                r#""""#,
+                r#""a b""#,
+                r#""é—語""#,
+                r#""\"""#,
+                r#""\\""#,
+                r#""\/""#,
+                r#""\n\t\r\b\f""#,
+                r#""\u000a""#,
+                r#""\u0041""#,
+                r#""\u001b""#,
+                r#""\u001B""#,
+                r#""\u007f""#,
+                r#""\ud800""#,
+                r#""\ud83d\ude00""#,
+            ])
+            .prop_map(str::to_owned);
+            leaf.prop_recursive(3, 24, 4, |inner| {
+                let gap = prop::sample::select(vec!["", "", "", " "]);
+                let key = prop::sample::select(vec![r#""a""#, r#""b""#, r#""surfaceOp""#, r#""1""#, r#""\u0061""#]);
+                prop_oneof![
+                    prop::collection::vec((inner.clone(), gap.clone()), 0..4).prop_map(|items| {
+                        let items: Vec<String> = items.into_iter().map(|(v, g)| format!("{g}{v}")).collect();
+                        format!("[{}]", items.join(","))
+                    }),
+                    prop::collection::vec((key, gap, inner), 0..4).prop_map(|members| {
+                        let members: Vec<String> = members.into_iter().map(|(k, g, v)| format!("{k}:{g}{v}")).collect();
+                        format!("{{{}}}", members.join(","))
+                    }),
+                ]
+            })
+        }
+
+        fn parse_noting(text: &str) -> Parsed {
+            Json::parse_noting_printed(text, ParseLimits::default(), usize::MAX, Some("surfaceOp")).expect("valid JSON")
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(1024))]
+
+            /// A text said to be printed is the value's `JSON.stringify` form; a printed text
+            /// is said to be one unless it holds an index key or a lone surrogate's escape.
+            #[test]
+            fn printed_is_said_exactly_of_stringified_texts(text in spelled()) {
+                let parsed = parse_noting(&text);
+                let stringified = parsed.value.to_js_string();
+                if parsed.printed {
+                    prop_assert_eq!(&stringified, &text);
+                } else if stringified == text {
+                    prop_assert!(text.contains(r#""1":"#) || text.contains(r"\ud800"), "missed: {}", text);
+                }
+            }
+        }
+
+        #[test]
+        fn the_noted_key_is_the_top_level_one() {
+            let text = r#"{"data":{"surfaceOp":1},"surfaceOp":{"op":"append"}}"#;
+            let parsed = parse_noting(text);
+            assert!(parsed.printed);
+            assert_eq!(&text[parsed.noted_at.expect("noted")..], r#"{"op":"append"}}"#);
+            assert_eq!(parse_noting(r#"{"data":{"surfaceOp":1}}"#).noted_at, None);
         }
     }
 }

@@ -1,10 +1,11 @@
 //! Physical framing: raw JSONL and concatenated Zstandard frames to one header line plus the
 //! committed event prefix, with torn tails ignored and damaged committed lines detected.
 
-use super::rows::decode_storage_record;
+use super::rows::{decode_storage_record, is_row};
 use super::{LogFault, ReadLimits};
 use crate::archive::budget::{LoadBudget, ratio_allowance};
 use crate::error::ErrorCode;
+use crate::event::{Printed, PrintedLines, SURFACE_OP};
 use crate::json::{Json, ParseError};
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 
@@ -12,6 +13,8 @@ use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 pub(crate) struct Framed {
     pub header_line: Vec<u8>,
     pub events: Vec<Json>,
+    /// The lines of `events` that are their printed text.
+    pub printed: PrintedLines,
     /// Bytes after the committed prefix that were ignored as a torn tail.
     pub torn_bytes: u64,
 }
@@ -31,8 +34,8 @@ pub(crate) fn frame_raw(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, Log
     let torn = scanner.pending.len() as u64;
     Ok(Framed {
         header_line: bytes[..header_end].to_vec(),
-        events: scanner.finish()?,
         torn_bytes: torn,
+        ..scanner.finish()
     })
 }
 
@@ -128,8 +131,8 @@ pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits, budget: &LoadBudget)
     header_line.pop();
     Ok(Framed {
         header_line,
-        events: scanner.finish()?,
         torn_bytes,
+        ..scanner.finish()
     })
 }
 
@@ -385,6 +388,7 @@ fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
 struct LineScanner<'a> {
     limits: &'a ReadLimits,
     events: Vec<Json>,
+    printed: PrintedLines,
     pending: Vec<u8>,
     line_number: usize,
     /// The first damage seen; once set, only a later `turn/end` matters (it makes the log corrupt).
@@ -396,6 +400,7 @@ impl<'a> LineScanner<'a> {
         LineScanner {
             limits,
             events: Vec::new(),
+            printed: PrintedLines::default(),
             pending: Vec::new(),
             line_number: 0,
             issue: None,
@@ -456,7 +461,8 @@ impl<'a> LineScanner<'a> {
             return Ok(());
         }
         let text = super::line_text(line);
-        let decoded = match self.limits.parse_record(&text) {
+        let mut printed_line = None;
+        let decoded = match self.limits.parse_record_noting(&text, Some(SURFACE_OP)) {
             Err(ParseError::TooDeep) => {
                 return Err(LogFault::new(
                     ErrorCode::LoadLimitExceeded,
@@ -470,7 +476,16 @@ impl<'a> LineScanner<'a> {
                 ));
             }
             Err(ParseError::Syntax(_)) => None,
-            Ok(value) => decode_storage_record(value).ok(),
+            Ok(parsed) => {
+                // A packed row stands for several events, none of them printed as the line.
+                if parsed.printed && !is_row(&parsed.value) {
+                    printed_line = Some(Printed {
+                        text: &text,
+                        surface_op_at: parsed.noted_at,
+                    });
+                }
+                decode_storage_record(parsed.value).ok()
+            }
         };
         let Some(decoded) = decoded else {
             self.issue
@@ -498,6 +513,7 @@ impl<'a> LineScanner<'a> {
             if seq != Some(self.events.len() as f64) {
                 let expected = self.events.len();
                 self.events.truncate(row_start);
+                self.printed.truncate(row_start);
                 let issue = format!("seq gap at line {} (expected {expected})", self.line_number);
                 if has_turn_end {
                     return Err(LogFault::damaged(format!("{issue} in a line that ends a turn")));
@@ -506,12 +522,19 @@ impl<'a> LineScanner<'a> {
                 return Ok(());
             }
             self.events.push(event);
+            self.printed.push(printed_line);
         }
         Ok(())
     }
 
-    fn finish(self) -> Result<Vec<Json>, LogFault> {
-        Ok(self.events)
+    /// The events read and their printed lines; the caller adds the header and torn tail.
+    fn finish(self) -> Framed {
+        Framed {
+            header_line: Vec::new(),
+            events: self.events,
+            printed: self.printed,
+            torn_bytes: 0,
+        }
     }
 }
 

@@ -15,8 +15,9 @@ pub use validate::KNOWN_EVENT_TYPES;
 
 use crate::archive::LoadBudget;
 use crate::error::{Error, ErrorCode};
+use crate::event::PrintedLines;
 use crate::fold::{Surface, extend_surface, fold_surface};
-use crate::json::Json;
+use crate::json::{Json, Parsed};
 
 /// How a log file is encoded on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -63,10 +64,16 @@ impl Default for ReadLimits {
 impl ReadLimits {
     /// Parses one record (a header or a log line) within these limits.
     pub(crate) fn parse_record(&self, text: &str) -> Result<Json, crate::json::ParseError> {
+        self.parse_record_noting(text, None).map(|parsed| parsed.value)
+    }
+
+    /// [`ReadLimits::parse_record`], noting whether `text` is the record's printed form and
+    /// where its `key` member's value starts ([`Json::parse_noting_printed`]).
+    pub(crate) fn parse_record_noting(&self, text: &str, key: Option<&str>) -> Result<Parsed, crate::json::ParseError> {
         let depth = crate::json::ParseLimits {
             max_depth: self.max_json_depth,
         };
-        Json::parse_bounded(text, depth, self.max_object_keys)
+        Json::parse_noting_printed(text, depth, self.max_object_keys, key)
     }
 }
 
@@ -183,8 +190,11 @@ impl FramedLog {
             )
         };
         let mut raw_events = framed.events;
+        let mut printed = framed.printed;
         upgrade::reject_retired_vocabulary(&raw_events).map_err(in_context)?;
-        upgrade::upgrade_legacy_shapes(&mut raw_events, &id).map_err(in_context)?;
+        for rewritten in upgrade::upgrade_legacy_shapes(&mut raw_events, &id).map_err(in_context)? {
+            printed.forget(rewritten);
+        }
         for event in &raw_events {
             validate::message_shape(event).map_err(in_context)?;
         }
@@ -192,7 +202,7 @@ impl FramedLog {
         let closers = repair::interrupted_turn_closers(&raw_events);
         let synthetic_closers = closers.len();
         raw_events.extend(closers);
-        let mut events = validate::envelopes(raw_events, 0).map_err(in_context)?;
+        let mut events = validate::envelopes(raw_events, 0, &printed).map_err(in_context)?;
         parsed_header.validate().map_err(in_context)?;
         let header = parsed_header.header;
         let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
@@ -249,7 +259,7 @@ pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error>
         validate::message_shape(event)?;
     }
     let start = log.events.len();
-    let appended = validate::envelopes(events, start)?;
+    let appended = validate::envelopes(events, start, &PrintedLines::default())?;
     // Only the new events are checked and folded; on failure the log is put back as it was.
     log.events.extend(appended);
     if let Err(error) = extend_surface(&mut log.surface, &log.events, start) {
@@ -258,4 +268,44 @@ pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error>
     }
     crate::event::pack_arenas(&mut log.events[start..]);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = include_str!("../../tests/fixtures/spec/compaction_shadows_prefix.jsonl");
+
+    fn read(text: &str) -> SessionLog {
+        read_log(text.as_bytes(), Encoding::Raw, &ReadLimits::default()).expect("a valid log")
+    }
+
+    /// Lines as DSH writes them are taken as the events' texts; the same log spelled
+    /// otherwise (spaces, `1.0`, `\/`) is printed: both read alike, to the fold's labels.
+    #[test]
+    fn a_line_spelled_otherwise_reads_as_its_printed_form() {
+        let respelled = LOG
+            .replace("\",\"", "\", \"")
+            .replace("\":", "\" :\t")
+            .replace("\"seq\" :\t0,", "\"seq\":0.0,")
+            .replace("\"compact\"", "\"com\\/pact\"");
+        let plain = LOG.replace("\"compact\"", "\"com/pact\"");
+        assert_ne!(respelled, plain);
+        let (printed, spelled) = (read(&plain), read(&respelled));
+        assert_eq!(printed.events.len(), spelled.events.len());
+        for (line, (a, b)) in LOG.lines().skip(1).zip(printed.events.iter().zip(&spelled.events)) {
+            let expected = Json::parse(&line.replace("\"compact\"", "\"com/pact\""), Default::default()).expect("json");
+            assert_eq!(a.text().to_string(), expected.to_js_string());
+            assert_eq!(a.text().to_string(), b.text().to_string());
+            assert_eq!(a.surface_op(), b.surface_op());
+            assert_eq!(a.surface_op(), expected.get("surfaceOp").cloned());
+        }
+        assert_eq!(printed.surface, spelled.surface);
+        assert!(
+            printed
+                .events
+                .iter()
+                .any(|e| e.surface_op().is_some_and(|op| op.as_object().is_some()))
+        );
+    }
 }

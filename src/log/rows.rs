@@ -7,11 +7,23 @@ use crate::json::{Json, JsonObject, is_safe_integer};
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct MalformedRow;
 
+/// The row tag of a parsed line, if it is one.
+fn row_tag(value: &Json) -> Option<&str> {
+    value
+        .get("type")
+        .and_then(Json::as_str)
+        .filter(|tag| matches!(*tag, "text-chunks" | "reasoning-chunks" | "tool-call-chunks"))
+}
+
+/// Whether a parsed line is a packed row (not an event itself).
+pub(crate) fn is_row(value: &Json) -> bool {
+    row_tag(value).is_some()
+}
+
 /// Decodes one parsed line: a row expands to its members, anything else is one event as is.
 pub(crate) fn decode_storage_record(value: Json) -> Result<Vec<Json>, MalformedRow> {
-    let tag = match value.get("type").and_then(Json::as_str) {
-        Some(tag @ ("text-chunks" | "reasoning-chunks" | "tool-call-chunks")) => tag.to_owned(),
-        _ => return Ok(vec![value]),
+    let Some(tag) = row_tag(&value).map(str::to_owned) else {
+        return Ok(vec![value]);
     };
     let Json::Object(row) = value else {
         return Ok(vec![value]);

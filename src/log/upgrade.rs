@@ -28,22 +28,27 @@ pub(super) fn reject_retired_vocabulary(events: &[Json]) -> Result<(), LogFault>
 }
 
 /// Rewrites legacy shapes in place, in DSH's order per event: `turn/start`, `turn/end`,
-/// `steering/message`, then pre-identity messages.
-pub(super) fn upgrade_legacy_shapes(events: &mut [Json], session_id: &str) -> Result<(), LogFault> {
+/// `steering/message`, then pre-identity messages. Returns the indices of the events it
+/// rewrote.
+pub(super) fn upgrade_legacy_shapes(events: &mut [Json], session_id: &str) -> Result<Vec<usize>, LogFault> {
     let mut message_ids: HashMap<u64, Json> = HashMap::new();
-    for event in events.iter_mut() {
+    let mut rewritten = Vec::new();
+    for (index, event) in events.iter_mut().enumerate() {
         let Json::Object(object) = event else {
             continue;
         };
-        upgrade_turn_start(object)?;
-        upgrade_turn_end(object)?;
-        upgrade_steering(object, session_id)?;
-        upgrade_message(object, session_id, &message_ids);
+        let mut changed = upgrade_turn_start(object)?;
+        changed |= upgrade_turn_end(object)?;
+        changed |= upgrade_steering(object, session_id)?;
+        changed |= upgrade_message(object, session_id, &message_ids);
+        if changed {
+            rewritten.push(index);
+        }
         if let (Some(seq), Some(id)) = (object.get("seq").and_then(Json::as_f64), message_id(object)) {
             message_ids.insert(seq as u64, id.clone());
         }
     }
-    Ok(())
+    Ok(rewritten)
 }
 
 fn type_of(event: &Json) -> Option<&str> {
@@ -79,15 +84,15 @@ fn malformed(kind: &str, object: &JsonObject) -> LogFault {
     LogFault::corrupt(format!("malformed pre-react-loop {kind} at seq {seq}"))
 }
 
-fn upgrade_turn_start(object: &mut JsonObject) -> Result<(), LogFault> {
+fn upgrade_turn_start(object: &mut JsonObject) -> Result<bool, LogFault> {
     if object.get("type").and_then(Json::as_str) != Some("turn/start") {
-        return Ok(());
+        return Ok(false);
     }
     let Some(data) = object.get("data").and_then(Json::as_object) else {
-        return Ok(());
+        return Ok(false);
     };
     if !data.contains_key("trigger") {
-        return Ok(());
+        return Ok(false);
     }
     let trigger_ok = data
         .get("trigger")
@@ -100,15 +105,15 @@ fn upgrade_turn_start(object: &mut JsonObject) -> Result<(), LogFault> {
     let mut upgraded = JsonObject::new();
     upgraded.insert("turn", data.get("turn").cloned().unwrap_or(Json::Null));
     object.insert("data", Json::Object(upgraded));
-    Ok(())
+    Ok(true)
 }
 
-fn upgrade_turn_end(object: &mut JsonObject) -> Result<(), LogFault> {
+fn upgrade_turn_end(object: &mut JsonObject) -> Result<bool, LogFault> {
     if object.get("type").and_then(Json::as_str) != Some("turn/end") {
-        return Ok(());
+        return Ok(false);
     }
     let Some(data) = object.get("data").and_then(Json::as_object) else {
-        return Ok(());
+        return Ok(false);
     };
     let reason = data.get("reason").and_then(Json::as_object);
     let Some(reason) = reason.filter(|r| {
@@ -124,11 +129,11 @@ fn upgrade_turn_end(object: &mut JsonObject) -> Result<(), LogFault> {
             if !has_only_keys(reason, &["kind"], &[]) {
                 return Err(malformed("turn/end", object));
             }
-            return Ok(());
+            return Ok(false);
         }
         "aborted" => {
             if reason.contains_key("reason") {
-                return Ok(());
+                return Ok(false);
             }
             if !has_only_keys(reason, &["kind"], &[]) {
                 return Err(malformed("turn/end", object));
@@ -149,7 +154,7 @@ fn upgrade_turn_end(object: &mut JsonObject) -> Result<(), LogFault> {
         }
         "error" => {
             if reason.contains_key("error") {
-                return Ok(());
+                return Ok(false);
             }
             if !reason
                 .get("step")
@@ -199,17 +204,17 @@ fn upgrade_turn_end(object: &mut JsonObject) -> Result<(), LogFault> {
                 obj(vec![("kind", Json::str("error")), ("error", error)])
             }
         }
-        _ => return Ok(()),
+        _ => return Ok(false),
     };
     if let Some(Json::Object(data)) = object.get_mut("data") {
         data.insert("reason", upgraded);
     }
-    Ok(())
+    Ok(true)
 }
 
-fn upgrade_steering(object: &mut JsonObject, session_id: &str) -> Result<(), LogFault> {
+fn upgrade_steering(object: &mut JsonObject, session_id: &str) -> Result<bool, LogFault> {
     if object.get("type").and_then(Json::as_str) != Some("steering/message") {
-        return Ok(());
+        return Ok(false);
     }
     let Some(data) = object.get("data").and_then(Json::as_object) else {
         return Err(malformed("steering/message", object));
@@ -233,10 +238,10 @@ fn upgrade_steering(object: &mut JsonObject, session_id: &str) -> Result<(), Log
     };
     object.insert("type", Json::str("user/message"));
     object.insert("data", new_data);
-    Ok(())
+    Ok(true)
 }
 
-fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &HashMap<u64, Json>) {
+fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &HashMap<u64, Json>) -> bool {
     let kind = object.get("type").and_then(Json::as_str).unwrap_or_default().to_owned();
     // Only a legacy message needs its id, so it is made only then.
     let seq = object.get("seq").cloned();
@@ -248,7 +253,7 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
         .and_then(|op| op.get("start"))
         .and_then(Json::as_f64);
     let Some(Json::Object(data)) = object.get_mut("data") else {
-        return;
+        return false;
     };
     match kind.as_str() {
         "user/message" => {
@@ -258,14 +263,14 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
                 || !data.contains_key("content")
                 || !data.contains_key("source")
             {
-                return;
+                return false;
             }
             data.insert("id", legacy());
             data.insert("role", Json::str("user"));
         }
         "assistant/message" => {
             if data.contains_key("message") || !data.contains_key("content") || !data.contains_key("provenance") {
-                return;
+                return false;
             }
             let content = data.remove("content").unwrap_or(Json::Null);
             let mut source = match data.remove("provenance") {
@@ -286,7 +291,7 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
                 || !data.contains_key("content")
                 || !data.contains_key("isError")
             {
-                return;
+                return false;
             }
             let call_id = data.remove("callId").unwrap_or(Json::Null);
             let content = data.remove("content").unwrap_or(Json::Null);
@@ -316,8 +321,9 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
             message.insert("source", Json::Object(source));
             data.insert("message", Json::Object(message));
         }
-        _ => {}
+        _ => return false,
     }
+    true
 }
 
 /// The message id of a current-shape message event.
