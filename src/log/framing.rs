@@ -7,6 +7,7 @@ use crate::archive::budget::{LoadBudget, ratio_allowance};
 use crate::error::ErrorCode;
 use crate::event::{Printed, PrintedLines, SURFACE_OP};
 use crate::json::{Json, ParseError};
+use memchr::memchr;
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 
 /// What framing produced: the header line (without its LF) and the committed events, raw.
@@ -372,16 +373,12 @@ fn leading_newlines(bytes: &[u8]) -> usize {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// Whether a line read after damage could still end a turn or be a `null` record.
 fn might_matter_after_damage(line: &[u8]) -> bool {
     memchr(b'\\', line).is_some() || contains(line, b"turn/end") || contains(line, b"null")
-}
-
-fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|b| *b == needle)
 }
 
 /// Accepts complete lines into the contiguous committed prefix, as DSH's scanner does.
