@@ -126,6 +126,14 @@ impl JsString {
         }
     }
 
+    /// [`JsString::to_lossy`] as an owned string: a well-formed one is handed over, not copied.
+    pub fn into_lossy(self) -> String {
+        match self {
+            JsString::Utf8(s) => s.into(),
+            JsString::Wtf8(b) => wtf8_to_lossy(&b),
+        }
+    }
+
     /// Number of code points, counting one per lone surrogate.
     pub fn code_points(&self) -> usize {
         self.as_wtf8().iter().filter(|b| (**b & 0xC0) != 0x80).count()

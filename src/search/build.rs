@@ -383,9 +383,9 @@ fn read_batch(source: &Source<'_>, from: usize, budget: u64) -> Batch {
         batch.end += 1;
         batch.spent += 1;
         for document in session_documents(&source.log.header.raw_id, one, &source.log.surface) {
-            let raw = document.text.to_lossy();
+            let raw = document.text.into_lossy();
             let (text, changed) = match is_sanitized(&raw) {
-                true => (raw.into_owned(), false),
+                true => (raw, false),
                 false => (sanitize_text(&raw), true),
             };
             batch.spent += text.len() as u64;
