@@ -1,9 +1,11 @@
 //! JSON as JavaScript holds it: any bytes parse or fail without panicking; whatever parses
 //! prints to a text that parses back and prints the same (printing is a fixed point), and
-//! without non-finite numbers (which print as `null`) parses back to an equal value.
+//! without non-finite numbers (which print as `null`) parses back to an equal value. A text
+//! the parser says is already printed is exactly what printing writes, and the top-level
+//! member it was asked to note starts where the parser says.
 #![no_main]
 
-use dsh_session_search::json::{Json, ParseLimits};
+use dsh_session_search::json::{Json, ParseLimits, parse_printed_value};
 use libfuzzer_sys::fuzz_target;
 
 fn all_finite(value: &Json) -> bool {
@@ -18,10 +20,17 @@ fn all_finite(value: &Json) -> bool {
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let limits = ParseLimits { max_depth: usize::MAX };
-    let Ok(value) = Json::parse_bounded(&text, limits, 4096) else {
+    let Ok(parsed) = Json::parse_noting_printed(&text, limits, 4096, Some("a")) else {
         return;
     };
+    let value = parsed.value;
     let printed = value.to_js_string();
+    if parsed.printed {
+        assert_eq!(printed, text, "a text said to be printed is not");
+        let noted = parsed.noted_at.map(|at| parse_printed_value(&text[at..]).to_js_string());
+        let member = value.as_object().and_then(|o| o.get("a")).map(Json::to_js_string);
+        assert_eq!(noted, member, "the noted member is not where the parser said");
+    }
     let again = Json::parse(&printed, limits).expect("printed JSON parses");
     assert_eq!(again.to_js_string(), printed, "printing is not stable");
     if all_finite(&value) {
