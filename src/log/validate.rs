@@ -100,8 +100,10 @@ pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
     if !matches!(kind, "user/message" | "assistant/message" | "tool/result") {
         return Ok(());
     }
-    let seq = event.get("seq").map(Json::to_js_string).unwrap_or_default();
-    let fail = |why: &str| Err(LogFault::corrupt(format!("{kind} at seq {seq} {why}")));
+    let fail = |why: &str| {
+        let seq = event.get("seq").map(Json::to_js_string).unwrap_or_default();
+        Err(LogFault::corrupt(format!("{kind} at seq {seq} {why}")))
+    };
     let data = event.get("data");
     let message = if kind == "user/message" {
         data
