@@ -56,7 +56,7 @@ impl SurfaceMarks {
         let mut marks = 0;
         json::write_object_noting(object, out, |key, at| {
             if *key == *SURFACE_OP {
-                marks |= u32::try_from(at - start).unwrap_or(Self::FAR).min(Self::FAR);
+                marks |= Self::op_mark(at - start);
             } else if *key == *"sourceEventSeqs" {
                 marks |= Self::SOURCES;
             }
@@ -67,11 +67,17 @@ impl SurfaceMarks {
     /// The marks of `object`, read as its printed text, whose `surfaceOp` value starts at
     /// `surface_op_at` in it (noted as it was parsed).
     fn of_printed(object: &JsonObject, surface_op_at: Option<usize>) -> SurfaceMarks {
-        let mut marks = surface_op_at.map_or(0, |at| u32::try_from(at).unwrap_or(Self::FAR).min(Self::FAR));
+        let mut marks = surface_op_at.map_or(0, Self::op_mark);
         if object.contains_key("sourceEventSeqs") {
             marks |= Self::SOURCES;
         }
         SurfaceMarks(marks)
+    }
+
+    /// The low bits for a `surfaceOp` value starting `at` bytes into the text ([`Self::FAR`]
+    /// when they cannot hold it).
+    fn op_mark(at: usize) -> u32 {
+        u32::try_from(at).unwrap_or(Self::FAR).min(Self::FAR)
     }
 
     /// Where the `surfaceOp` value starts: `Some(None)` when only a scan finds it.
