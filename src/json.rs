@@ -672,11 +672,54 @@ struct Parser<'a> {
     noted_at: Option<usize>,
 }
 
-/// A container the parser is inside: an array's items so far, or an object's members so far
-/// with the key whose value comes next (and whether array-index keys need reordering).
+/// A container the parser is inside. An array's items and a small object's members so far
+/// wait on the [`Scratch`] stacks from `start` on, so that each container is allocated once, at
+/// its final size, when it closes; an object past [`INDEXED_OBJECT_KEYS`] keys moves into its
+/// own indexed [`JsonObject`], so that a repeated key is still found without a scan.
 enum Open {
-    Array(Vec<Json>),
-    Object(JsonObject, JsString, bool),
+    Array {
+        start: usize,
+    },
+    Object {
+        start: usize,
+        /// The key whose value comes next.
+        key: JsString,
+        /// Whether an array-index key was added (printing puts those first).
+        needs_reorder: bool,
+        large: Option<JsonObject>,
+    },
+}
+
+/// The parser's stacks, kept per thread between parses: a log is parsed line by line, and
+/// growing fresh stacks for every line cost more than the values themselves.
+#[derive(Default)]
+struct Scratch {
+    open: Vec<Open>,
+    items: Vec<Json>,
+    members: Vec<(JsString, Json)>,
+}
+
+impl Scratch {
+    /// Stacks that grew past this many entries (a huge value) are dropped, not kept.
+    const KEPT_ENTRIES: usize = 4096;
+
+    fn with<T>(use_it: impl FnOnce(&mut Scratch) -> T) -> T {
+        thread_local! {
+            static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
+        }
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.take();
+            let result = use_it(&mut scratch);
+            scratch.open.clear();
+            scratch.items.clear();
+            scratch.members.clear();
+            let kept = scratch.items.capacity().max(scratch.members.capacity()) <= Self::KEPT_ENTRIES;
+            if kept {
+                cell.set(scratch);
+            }
+            result
+        })
+    }
 }
 
 impl Parser<'_> {
@@ -699,30 +742,40 @@ impl Parser<'_> {
     /// One value, nested arrays and objects included, without recursion: open containers
     /// live on an explicit stack, so nesting costs heap (bounded by the depth limit), not stack.
     fn value(&mut self) -> Result<Json, ParseError> {
-        let mut open: Vec<Open> = Vec::new();
+        Scratch::with(|scratch| self.value_with(scratch))
+    }
+
+    fn value_with(&mut self, scratch: &mut Scratch) -> Result<Json, ParseError> {
         loop {
             let mut done = match self.bytes.get(self.at) {
                 Some(b'{') => {
-                    self.enter(open.len())?;
+                    self.enter(scratch.open.len())?;
                     if self.bytes.get(self.at) == Some(&b'}') {
                         self.at += 1;
                         Json::Object(JsonObject::new())
                     } else {
                         let key = self.member_key()?;
-                        if open.is_empty() {
+                        if scratch.open.is_empty() {
                             self.note(&key);
                         }
-                        open.push(Open::Object(JsonObject::new(), key, false));
+                        scratch.open.push(Open::Object {
+                            start: scratch.members.len(),
+                            key,
+                            needs_reorder: false,
+                            large: None,
+                        });
                         continue;
                     }
                 }
                 Some(b'[') => {
-                    self.enter(open.len())?;
+                    self.enter(scratch.open.len())?;
                     if self.bytes.get(self.at) == Some(&b']') {
                         self.at += 1;
                         Json::Array(Vec::new())
                     } else {
-                        open.push(Open::Array(Vec::new()));
+                        scratch.open.push(Open::Array {
+                            start: scratch.items.len(),
+                        });
                         continue;
                     }
                 }
@@ -730,41 +783,33 @@ impl Parser<'_> {
             };
             // Hand the finished value to its container; close every container it completes.
             loop {
-                let top_level = open.len() == 1;
-                let Some(top) = open.last_mut() else {
+                let top_level = scratch.open.len() == 1;
+                let Some(top) = scratch.open.last_mut() else {
                     return Ok(done);
                 };
                 self.skip_ws();
                 let next = self.bytes.get(self.at).copied();
+                self.at += 1;
                 match top {
-                    Open::Array(items) => {
-                        items.push(done);
-                        self.at += 1;
+                    Open::Array { start } => {
+                        scratch.items.push(done);
                         match next {
                             Some(b',') => {
                                 self.skip_ws();
                                 break;
                             }
-                            Some(b']') => done = Json::Array(std::mem::take(items)),
+                            Some(b']') => done = Json::Array(scratch.items.drain(*start..).collect()),
                             _ => return self.fail_at(self.at - 1),
                         }
                     }
-                    Open::Object(object, key, needs_reorder) => {
+                    Open::Object {
+                        start,
+                        key,
+                        needs_reorder,
+                        large,
+                    } => {
                         let member = std::mem::replace(key, JsString::Utf8("".into()));
-                        // A repeated key keeps its first place and takes the last value, like
-                        // JSON.parse.
-                        let index_key = is_array_index(member.as_wtf8());
-                        // Printing puts index keys first and a repeated key once.
-                        self.printed &= !index_key;
-                        if object.assign(member, done) {
-                            *needs_reorder |= index_key;
-                            if object.len() > self.max_keys {
-                                return Err(ParseError::TooManyKeys);
-                            }
-                        } else {
-                            self.printed = false;
-                        }
-                        self.at += 1;
+                        self.add_member(&mut scratch.members, *start, large, needs_reorder, member, done)?;
                         match next {
                             Some(b',') => {
                                 self.skip_ws();
@@ -775,18 +820,75 @@ impl Parser<'_> {
                                 break;
                             }
                             Some(b'}') => {
+                                let mut object = match large.take() {
+                                    Some(object) => object,
+                                    None => JsonObject {
+                                        entries: scratch.members.drain(*start..).collect(),
+                                        index: None,
+                                    },
+                                };
                                 if *needs_reorder {
                                     object.order_like_js();
                                 }
-                                done = Json::Object(std::mem::take(object));
+                                done = Json::Object(object);
                             }
                             _ => return self.fail_at(self.at - 1),
                         }
                     }
                 }
-                open.pop();
+                scratch.open.pop();
             }
         }
+    }
+
+    /// Adds a member to the innermost open object (whose members so far are `members[start..]`,
+    /// or `large` once there are many). A repeated key keeps its first place and takes the last
+    /// value, like `JSON.parse`; printing puts array-index keys first and a repeated key once,
+    /// so either means the text was not printed.
+    fn add_member(
+        &mut self,
+        members: &mut Vec<(JsString, Json)>,
+        start: usize,
+        large: &mut Option<JsonObject>,
+        needs_reorder: &mut bool,
+        key: JsString,
+        value: Json,
+    ) -> Result<(), ParseError> {
+        let index_key = is_array_index(key.as_wtf8());
+        self.printed &= !index_key;
+        let added = match large {
+            Some(object) => object.assign(key, value).then_some(object.len()),
+            None => {
+                let small = &mut members[start..];
+                match small.iter().position(|(k, _)| k.as_wtf8() == key.as_wtf8()) {
+                    Some(at) => {
+                        small[at].1 = value;
+                        None
+                    }
+                    None => {
+                        members.push((key, value));
+                        Some(members.len() - start)
+                    }
+                }
+            }
+        };
+        let Some(keys) = added else {
+            self.printed = false;
+            return Ok(());
+        };
+        *needs_reorder |= index_key;
+        if keys > self.max_keys {
+            return Err(ParseError::TooManyKeys);
+        }
+        if large.is_none() && keys > INDEXED_OBJECT_KEYS {
+            let mut object = JsonObject {
+                entries: members.drain(start..).collect(),
+                index: None,
+            };
+            object.reindex();
+            *large = Some(object);
+        }
+        Ok(())
     }
 
     /// Notes where the value of a top-level member starts, if `key` is the one asked for.
@@ -1413,6 +1515,31 @@ mod tests {
     fn strings_escape_like_javascript() {
         let value = Json::str("q\"\\\n\u{1}\u{7f}\u{2028}é");
         assert_eq!(value.to_js_string(), "\"q\\\"\\\\\\n\\u0001\u{7f}\u{2028}é\"");
+    }
+
+    /// A parsed object is built once its last member is read: a key repeated before or after
+    /// the object grows past the small-object scan (and inside nested containers, whose
+    /// members wait above it) still keeps its first place and takes the last value.
+    #[test]
+    fn repeated_keys_keep_their_place_however_large_the_object_grows() {
+        let many: Vec<String> = (0..INDEXED_OBJECT_KEYS + 4).map(|i| format!("\"k{i}\":{i}")).collect();
+        let text = format!(
+            "{{\"a\":1,\"n\":{{\"b\":[1,{{\"b\":2,\"b\":3}}],\"c\":4,\"b\":5}},\"a\":6,{},\"a\":7,\"k0\":8}}",
+            many.join(",")
+        );
+        let parsed = Json::parse_noting_printed(&text, ParseLimits::default(), usize::MAX, None).expect("json");
+        assert!(!parsed.printed, "a repeated key is not printed form");
+        let object = parsed.value.as_object().expect("object").clone();
+        let keys: Vec<String> = object.keys().map(|k| k.to_string()).collect();
+        let mut expected = vec!["a".to_string(), "n".to_string()];
+        expected.extend((0..INDEXED_OBJECT_KEYS + 4).map(|i| format!("k{i}")));
+        assert_eq!(keys, expected);
+        assert_eq!(object.get("a"), Some(&Json::Number(7.0)));
+        assert_eq!(object.get("k0"), Some(&Json::Number(8.0)));
+        assert_eq!(
+            object.get("n").map(Json::to_js_string).as_deref(),
+            Some(r#"{"b":5,"c":4}"#)
+        );
     }
 
     #[test]
