@@ -113,6 +113,10 @@ impl SearchProvider for AnyProvider {
         delegate!(self, p => p.match_counts(phrase, session, sink))
     }
 
+    fn build_in_steps(&mut self, stepped: bool) {
+        delegate!(self, p => p.build_in_steps(stepped))
+    }
+
     fn commit(&mut self) -> Result<(), Error> {
         delegate!(self, p => p.commit())
     }

@@ -84,6 +84,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             return Ok((self.progress(corpus, &[], true), 0));
         }
         self.check_current(corpus)?;
+        self.provider.build_in_steps(budget != UNBOUNDED);
         let mut stale = self.stale_sessions(corpus);
         let mut spent = 0;
         while spent < budget {
@@ -536,6 +537,27 @@ mod tests {
             6,
             "three added, three dropped"
         );
+    }
+
+    /// A build in bounded steps keeps each segment small enough to finish between two
+    /// progress reports; a build in one call (a search) writes larger ones. The provider is
+    /// reached through the backend enum, which must pass the hint on.
+    #[test]
+    fn segments_are_small_only_while_a_build_goes_in_steps() {
+        let corpus = corpus();
+        let mode = TokenizerMode::Unicode61;
+        let provider = crate::search::backend::AnyProvider::Tantivy(Box::new(TantivyProvider::new(mode)));
+        let mut engine = SearchEngine::new(provider, SearchConfig::default(), mode);
+        let segment_bytes = |engine: &SearchEngine<crate::search::backend::AnyProvider>| match &engine.provider {
+            crate::search::backend::AnyProvider::Tantivy(p) => p.segment_bytes(),
+            _ => unreachable!("a tantivy engine"),
+        };
+        let whole = segment_bytes(&engine);
+        assert!(!engine.index_step(&corpus, 20).expect("steps").done);
+        let stepped = segment_bytes(&engine);
+        assert!(stepped < whole, "{stepped} < {whole}");
+        engine.reconcile(&corpus).expect("builds");
+        assert_eq!(segment_bytes(&engine), whole);
     }
 
     #[test]

@@ -174,6 +174,10 @@ pub trait SearchProvider {
         }
         Ok(())
     }
+    /// Told before each build step whether the build goes in bounded steps, reporting progress
+    /// between them, or in one call: a provider whose units of work cannot be interrupted may
+    /// make them larger when nothing waits between steps.
+    fn build_in_steps(&mut self, _stepped: bool) {}
     /// Makes everything indexed so far searchable (called once per reconcile).
     fn commit(&mut self) -> Result<(), Error> {
         Ok(())
