@@ -469,8 +469,8 @@ mod tests {
             object.insert("seq", Json::int(1));
             object.insert("time", Json::int(0));
             object.insert("data", self.data(kind));
-            let mut batch = EventBatch::with_capacity(1);
-            batch.push(&object, None, 1, 0, kind);
+            let mut batch = EventBatch::default();
+            batch.push(&object, 1, 0, kind);
             batch.finish().pop().expect("one event")
         }
     }

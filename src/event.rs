@@ -127,12 +127,20 @@ enum Arena {
 }
 
 /// Gathers the events of one read or append into one arena: [`EventBatch::push`] prints each
-/// validated object once, [`EventBatch::finish`] hands out the events.
+/// validated object once, [`EventBatch::finish`] hands out the events. A batch made
+/// [`EventBatch::on_lines`] starts from the lines a log was read from, and an event read from
+/// its printed line keeps that line where it is, in the arena, instead of a copy; only the
+/// others are printed, after the lines.
 #[derive(Default)]
 pub(crate) struct EventBatch {
     text: String,
+    /// Per event of the batch, its line in `text` when it was read as its printed text.
+    lines: Vec<Option<LineSpan>>,
     pending: Vec<Pending>,
 }
+
+/// A printed line's range in a text, and where its `surfaceOp` value starts.
+type LineSpan = (usize, usize, Option<usize>);
 
 struct Pending {
     start: usize,
@@ -145,28 +153,30 @@ struct Pending {
 }
 
 impl EventBatch {
-    /// A batch with room for `events` envelopes.
-    pub(crate) fn with_capacity(events: usize) -> EventBatch {
+    /// A batch of `events` events read from `lines` (the `n`th event pushed is the `n`th
+    /// line's), whose text becomes the arena's.
+    pub(crate) fn on_lines(lines: PrintedLines, events: usize) -> EventBatch {
         EventBatch {
-            text: String::new(),
+            text: lines.text,
+            lines: lines.spans,
             pending: Vec::with_capacity(events),
         }
     }
 
-    /// Adds an event whose envelope has been validated (by the log reader or a live append);
-    /// `printed` is `JSON.stringify(object)` when the reader already holds it.
-    pub(crate) fn push(&mut self, object: &JsonObject, printed: Option<Printed<'_>>, seq: u64, time: i64, kind: &str) {
-        let start = self.text.len();
-        let marks = match printed {
-            Some(printed) => {
-                self.text.push_str(printed.text);
-                SurfaceMarks::of_printed(object, printed.surface_op_at)
+    /// Adds an event whose envelope has been validated (by the log reader or a live append):
+    /// its line when the batch was made on lines that hold it printed, else `object` printed.
+    pub(crate) fn push(&mut self, object: &JsonObject, seq: u64, time: i64, kind: &str) {
+        let (start, end, marks) = match self.lines.get(self.pending.len()).copied().flatten() {
+            Some((start, end, surface_op_at)) => (start, end, SurfaceMarks::of_printed(object, surface_op_at)),
+            None => {
+                let start = self.text.len();
+                let marks = SurfaceMarks::print(object, &mut self.text);
+                (start, self.text.len(), marks)
             }
-            None => SurfaceMarks::print(object, &mut self.text),
         };
         self.pending.push(Pending {
             start,
-            end: self.text.len(),
+            end,
             seq,
             time,
             kind: Kind::of(kind),
@@ -195,14 +205,15 @@ impl EventBatch {
 }
 
 /// The lines a log's events were read from, kept where a line is already its event's
-/// `JSON.stringify` text (as DSH writes them): such an event's text is copied into its arena
-/// instead of printed again from its parsed object.
+/// `JSON.stringify` text (as DSH writes them): their text becomes the log's arena
+/// ([`EventBatch::on_lines`]), so such an event is neither printed again from its parsed
+/// object nor copied.
 #[derive(Default)]
 pub(crate) struct PrintedLines {
     text: String,
     /// Per event: its text's range in `text` and where its `surfaceOp` value starts, or `None`
     /// when it must be printed.
-    spans: Vec<Option<(usize, usize, Option<usize>)>>,
+    spans: Vec<Option<LineSpan>>,
 }
 
 /// The key of the member the fold reads from every event, noted as a line is parsed.
@@ -243,15 +254,6 @@ impl PrintedLines {
             *span = None;
         }
     }
-
-    /// The printed text of event `index`, if it was read as one.
-    pub(crate) fn get(&self, index: usize) -> Option<Printed<'_>> {
-        let (start, end, surface_op_at) = (*self.spans.get(index)?)?;
-        Some(Printed {
-            text: &self.text[start..end],
-            surface_op_at,
-        })
-    }
 }
 
 /// Packs the large arenas among `events`, once the fold has read them as they are: each run
@@ -275,7 +277,12 @@ fn pack_batch(batch: &mut [Event]) {
     if text.len() < PACK_MIN_BYTES {
         return;
     }
-    let packed = Arc::new(Arena::Packed(PackedText::pack(text, batch.iter().map(|e| e.end))));
+    // Events printed after the lines of their log sit after the lines that follow them.
+    let mut ends: Vec<usize> = batch.iter().map(|e| e.end).collect();
+    if !ends.is_sorted() {
+        ends.sort_unstable();
+    }
+    let packed = Arc::new(Arena::Packed(PackedText::pack(text, ends)));
     for event in batch {
         event.arena = Arc::clone(&packed);
     }
@@ -438,7 +445,7 @@ mod tests {
         let mut batch = super::EventBatch::default();
         for text in objects {
             let object = json(text).as_object().cloned().expect("an object");
-            batch.push(&object, None, 0, 1, "tool/call");
+            batch.push(&object, 0, 1, "tool/call");
         }
         for event in batch.finish() {
             assert_eq!(event.surface_op(), event.member("surfaceOp"), "{:?}", event);

@@ -41,8 +41,9 @@ struct Block {
 }
 
 impl PackedText {
-    /// Packs `text` up to the last of `event_ends` (ascending; each event starts where the one
-    /// before it ends), cutting blocks only there.
+    /// Packs `text` up to the last of `event_ends` (ascending; events do not overlap, and
+    /// bytes between two events, a line no event kept, stay in a block as they are), cutting
+    /// blocks only there.
     pub(super) fn pack(text: &str, event_ends: impl IntoIterator<Item = usize>) -> PackedText {
         let mut blocks = Vec::with_capacity(text.len() / BLOCK_BYTES + 1);
         let (mut start, mut last) = (0, 0);

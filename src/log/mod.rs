@@ -202,7 +202,7 @@ impl FramedLog {
         let closers = repair::interrupted_turn_closers(&raw_events);
         let synthetic_closers = closers.len();
         raw_events.extend(closers);
-        let mut events = validate::envelopes(raw_events, 0, &printed).map_err(in_context)?;
+        let mut events = validate::envelopes(raw_events, 0, printed).map_err(in_context)?;
         parsed_header.validate().map_err(in_context)?;
         let header = parsed_header.header;
         let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
@@ -259,7 +259,7 @@ pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error>
         validate::message_shape(event)?;
     }
     let start = log.events.len();
-    let appended = validate::envelopes(events, start, &PrintedLines::default())?;
+    let appended = validate::envelopes(events, start, PrintedLines::default())?;
     // Only the new events are checked and folded; on failure the log is put back as it was.
     log.events.extend(appended);
     if let Err(error) = extend_surface(&mut log.surface, &log.events, start) {
@@ -307,5 +307,34 @@ mod tests {
                 .iter()
                 .any(|e| e.surface_op().is_some_and(|op| op.as_object().is_some()))
         );
+    }
+
+    /// Events read from their printed lines keep them where they are in the arena, and the
+    /// others are printed after all the lines: texts still read back event by event once the
+    /// arena is packed in blocks, whatever lines between them were printed apart.
+    #[test]
+    fn lines_printed_apart_from_the_others_read_back_once_packed() {
+        let long = "x".repeat(3000);
+        let plain = LOG
+            .replace("\"text\":\"one\"", &format!("\"text\":\"one {long}\""))
+            .replace("\"text\":\"four\"", &format!("\"text\":\"four {long}\""));
+        let mixed: Vec<String> = plain
+            .lines()
+            .enumerate()
+            .map(|(n, line)| match n % 3 {
+                1 => line.replacen("\",\"", "\", \"", 1),
+                _ => line.to_owned(),
+            })
+            .collect();
+        let mixed = mixed.join("\n") + "\n";
+        assert_ne!(mixed, plain);
+        let (printed, spelled) = (read(&plain), read(&mixed));
+        assert!(printed.events[0].shares_text_with(&printed.events[8]));
+        for (line, (a, b)) in plain.lines().skip(1).zip(printed.events.iter().zip(&spelled.events)) {
+            assert_eq!(a.text().to_string(), line);
+            assert_eq!(b.text().to_string(), line);
+            assert_eq!(a.surface_op(), b.surface_op());
+        }
+        assert_eq!(printed.surface, spelled.surface);
     }
 }

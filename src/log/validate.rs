@@ -161,10 +161,11 @@ pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
 
 /// Checks every envelope and request header and converts the log into [`Event`]s; the first
 /// of `events` is the log's event at index `first` (0 for a whole log, the old length for an
-/// append), and `printed` holds the lines of those read as their printed text.
-pub(super) fn envelopes(events: Vec<Json>, first: usize, printed: &PrintedLines) -> Result<Vec<Event>, LogFault> {
-    let mut out = EventBatch::with_capacity(events.len());
-    for (at, (index, event)) in (first..).zip(events).enumerate() {
+/// append), and `printed` holds the lines of those read as their printed text (which become
+/// their arena).
+pub(super) fn envelopes(events: Vec<Json>, first: usize, printed: PrintedLines) -> Result<Vec<Event>, LogFault> {
+    let mut out = EventBatch::on_lines(printed, events.len());
+    for (index, event) in (first..).zip(events) {
         let invalid = || LogFault::corrupt(format!("event at index {index} has an invalid event envelope"));
         let Json::Object(object) = event else {
             return Err(invalid());
@@ -207,7 +208,7 @@ pub(super) fn envelopes(events: Vec<Json>, first: usize, printed: &PrintedLines)
                 "event at index {index} has seq {seq} (expected {index}); the log must be contiguous from 0"
             )));
         }
-        out.push(&object, printed.get(at), seq as u64, time as i64, &kind);
+        out.push(&object, seq as u64, time as i64, &kind);
     }
     Ok(out.finish())
 }

@@ -564,7 +564,7 @@ mod tests {
         for (seq, event) in (0..).zip(&events) {
             let object = event.as_object().expect("object");
             let kind = event.get("type").and_then(Json::as_str).expect("type");
-            batch.push(object, None, seq, 0, kind);
+            batch.push(object, seq, 0, kind);
         }
         let stored = batch.finish();
         let parsed = pending_messages(events.iter().filter_map(Json::as_object));
