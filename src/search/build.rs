@@ -560,6 +560,21 @@ mod tests {
         assert_eq!(segment_bytes(&engine), whole);
     }
 
+    /// A segment is finished by what its documents add to the writer, not by the memory a
+    /// fresh writer starts with (more than a segment's worth): a small corpus built in many
+    /// small steps is one segment.
+    #[test]
+    fn a_build_in_many_small_steps_writes_one_segment_while_it_is_small() {
+        let corpus = corpus();
+        let mut engine = segments_only();
+        let mut steps = 1;
+        while !engine.index_step(&corpus, 20).expect("steps").done {
+            steps += 1;
+        }
+        assert!(steps > 6, "{steps} steps");
+        assert_eq!(engine.provider.segment_count(), 1);
+    }
+
     #[test]
     fn a_build_in_small_steps_answers_as_one_in_a_go() {
         let corpus = corpus();

@@ -24,17 +24,17 @@ use tantivy::{
 };
 
 const TOKENIZER: &str = "dsh_unicode61";
-/// A segment being written is finished once its in-memory postings pass this size (checked
-/// between batches), so building a large index never holds all its postings at once. A build
-/// in one call (a search, `reconcile`) writes segments of 16 MiB: each segment repeats the
-/// terms it shares with the others, so fewer segments cost less to finish and to search. At
-/// 100k events natively the build takes 1.89 s instead of 2.23 s at 8 MiB (1.85 s at 32 MiB,
-/// which holds twice the memory while a segment is finished; wasm memory never shrinks).
+/// A segment being written is finished once its writer's memory has grown by this much since
+/// it was opened (checked between batches), so building a large index never holds all its
+/// postings at once. (A fresh writer already holds about 13 MB, its term table sized up front
+/// from its memory budget: the growth, not the total, is what the segment's documents cost.)
+/// A build in one call (a search, `reconcile`) writes segments of 16 MiB: each segment
+/// repeats the terms it shares with the others, so fewer segments cost less to finish and to
+/// search (three segments at 100k events natively).
 const SEGMENT_BYTES: usize = 16 << 20;
 /// [`SEGMENT_BYTES`] in a build in bounded steps: finishing a segment is one uninterruptible
-/// call (about 120 ms in a browser at 8 MiB, twice that at 16 MiB), and the build cannot
-/// report progress during it.
-const STEPPED_SEGMENT_BYTES: usize = 8 << 20;
+/// call, and the build cannot report progress during it.
+const STEPPED_SEGMENT_BYTES: usize = 4 << 20;
 
 /// Adapts our `unicode61` tokenizer (the recall contract) to tantivy.
 #[derive(Clone)]
@@ -263,6 +263,8 @@ pub struct TantivyProvider {
     /// The segment being written since the last commit (documents go in as they arrive, so
     /// no copy of their text is kept).
     writer: Option<SingleSegmentIndexWriter>,
+    /// The writer's memory use when it was opened.
+    writer_base: usize,
     /// Documents each session currently owns; older versions stay in old segments, unlisted.
     by_session: HashMap<String, SessionDocs>,
     live: DocBits,
@@ -288,6 +290,12 @@ impl TantivyProvider {
         self.segment_bytes
     }
 
+    /// Segments finished so far.
+    #[cfg(test)]
+    pub(super) fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
+
     /// An empty index tokenizing with `mode`.
     pub fn new(mode: TokenizerMode) -> Self {
         let mut builder = Schema::builder();
@@ -303,6 +311,7 @@ impl TantivyProvider {
             doc,
             segments: Vec::new(),
             writer: None,
+            writer_base: 0,
             by_session: HashMap::new(),
             live: DocBits::default(),
             tail: Tail::new(tail::TAIL_BYTES),
@@ -311,8 +320,8 @@ impl TantivyProvider {
     }
 
     /// The writer of the segment being built, opened at the first document since the last
-    /// commit.
-    fn writer(&mut self) -> Result<&mut SingleSegmentIndexWriter, Error> {
+    /// commit, and the memory use it may grow to before its segment is finished.
+    fn writer(&mut self) -> Result<(&mut SingleSegmentIndexWriter, usize), Error> {
         if self.writer.is_none() {
             let settings = IndexSettings {
                 docstore_compress_dedicated_thread: false,
@@ -326,15 +335,18 @@ impl TantivyProvider {
                 .tokenizers(tokenizers)
                 .single_segment_index_writer(RamDirectory::create(), 15_000_000)
                 .map_err(index_failed)?;
+            self.writer_base = writer.mem_usage();
             self.writer = Some(writer);
         }
-        self.writer.as_mut().ok_or_else(|| index_failed("no segment writer"))
+        let limit = self.writer_base + self.segment_bytes;
+        let writer = self.writer.as_mut().ok_or_else(|| index_failed("no segment writer"))?;
+        Ok((writer, limit))
     }
 
     /// Adds documents to the segment being written, finishing it once it is large.
     fn write<'a>(&mut self, docs: impl IntoIterator<Item = (DocId, &'a str)>) -> Result<(), Error> {
-        let (text_field, doc_field, limit) = (self.text, self.doc, self.segment_bytes);
-        let writer = self.writer()?;
+        let (text_field, doc_field) = (self.text, self.doc);
+        let (writer, limit) = self.writer()?;
         for (id, text) in docs {
             let mut document = TantivyDocument::default();
             document.add_text(text_field, text);
