@@ -301,6 +301,13 @@ impl JsonObject {
         }
     }
 
+    /// An object of `entries` whose keys are known to be distinct, indexed if it is large.
+    fn from_distinct_keys(entries: Vec<(JsString, Json)>) -> JsonObject {
+        let mut object = JsonObject { entries, index: None };
+        object.reindex();
+        object
+    }
+
     /// Rebuilds the index after positions moved (or drops it for a small object).
     fn reindex(&mut self) {
         self.index = (self.entries.len() > INDEXED_OBJECT_KEYS).then(|| {
@@ -825,10 +832,7 @@ impl Parser<'_> {
                             Some(b'}') => {
                                 let mut object = match large.take() {
                                     Some(object) => object,
-                                    None => JsonObject {
-                                        entries: scratch.members.drain(*start..).collect(),
-                                        index: None,
-                                    },
+                                    None => JsonObject::from_distinct_keys(scratch.members.drain(*start..).collect()),
                                 };
                                 if *needs_reorder {
                                     object.order_like_js();
@@ -884,12 +888,7 @@ impl Parser<'_> {
             return Err(ParseError::TooManyKeys);
         }
         if large.is_none() && keys > INDEXED_OBJECT_KEYS {
-            let mut object = JsonObject {
-                entries: members.drain(start..).collect(),
-                index: None,
-            };
-            object.reindex();
-            *large = Some(object);
+            *large = Some(JsonObject::from_distinct_keys(members.drain(start..).collect()));
         }
         Ok(())
     }

@@ -270,7 +270,7 @@ pub struct TantivyProvider {
     live: DocBits,
     /// Documents of small commits, searched in memory until there are enough for a segment.
     tail: Tail,
-    /// Postings a segment being written may hold before it is finished.
+    /// How much the writer may grow from `writer_base` before its segment is finished.
     segment_bytes: usize,
 }
 
@@ -284,7 +284,7 @@ impl TantivyProvider {
         }
     }
 
-    /// Postings a segment being written may hold now.
+    /// How much a segment's writer may grow now before the segment is finished.
     #[cfg(test)]
     pub(super) fn segment_bytes(&self) -> usize {
         self.segment_bytes
