@@ -6,7 +6,7 @@
 //! new; everything else keeps its ids. Each step re-reads which sessions are stale, so a corpus
 //! that changes between steps is followed, never indexed half-old.
 
-use super::engine::{DocId, DocMeta, FNV_OFFSET, IndexedSession, SearchEngine, SearchProvider, fnv1a_update};
+use super::engine::{DocId, DocMeta, FNV_OFFSET, IndexedSession, Interner, SearchEngine, SearchProvider, fnv1a_update};
 use super::request::{is_sanitized, sanitize_text};
 use crate::corpus::{Corpus, SessionRecord, Source};
 use crate::documents::{EventRecord, session_documents};
@@ -201,15 +201,7 @@ impl<P: SearchProvider> SearchEngine<P> {
         let session: Arc<str> = Arc::from(partial.id.as_str());
         let mut handed = Vec::with_capacity(batch.documents.len());
         for (record, text, changed) in &batch.documents {
-            let meta = DocMeta {
-                session: Arc::clone(&session),
-                seq: record.seq,
-                kind: self.kinds.get(&record.kind),
-                time: record.time,
-                surface: record.surface,
-                length: text.chars().count() as u64,
-                sanitising_changes: *changed,
-            };
+            let meta = document_meta(&mut self.kinds, &session, record, text, *changed);
             let doc_id = self.allocate_doc()?;
             partial.docs_sum = partial.docs_sum.wrapping_add(doc_hash(&meta, text));
             partial.ids.push(doc_id);
@@ -360,6 +352,32 @@ impl<P: SearchProvider> SearchEngine<P> {
     }
 }
 
+/// The engine's record of one document, as a build makes it (and a snapshot's reopening
+/// remakes it from the corpus).
+pub(super) fn document_meta(
+    kinds: &mut Interner,
+    session: &Arc<str>,
+    record: &EventRecord,
+    text: &str,
+    sanitising_changes: bool,
+) -> DocMeta {
+    DocMeta {
+        session: Arc::clone(session),
+        seq: record.seq,
+        kind: kinds.get(&record.kind),
+        time: record.time,
+        surface: record.surface,
+        length: text.chars().count() as u64,
+        sanitising_changes,
+    }
+}
+
+/// Every document of a session in index order: its record, sanitised text, and whether
+/// sanitising changed it.
+pub(super) fn session_texts(source: &Source<'_>) -> Vec<(EventRecord, String, bool)> {
+    read_batch(source, 0, UNBOUNDED).documents
+}
+
 /// Documents read from a run of events.
 struct Batch {
     /// One past the last event read.
@@ -415,7 +433,7 @@ pub(super) fn fingerprint_of(record: &SessionRecord, docs_sum: u64) -> u64 {
 
 /// One document's share of its session's fingerprint: its content and, added separately, its
 /// label (so relabelling needs no text).
-fn doc_hash(doc: &DocMeta, text: &str) -> u64 {
+pub(super) fn doc_hash(doc: &DocMeta, text: &str) -> u64 {
     let meta = format!("\u{1}{}\u{1}{}\u{1}{}\u{1}", doc.seq, doc.kind, doc.time);
     let content = mix(fnv1a_update(fnv1a_update(FNV_OFFSET, &meta), text));
     content.wrapping_add(label_hash(doc.seq, doc.surface))

@@ -3,29 +3,31 @@
 //! tokenizer or any session's indexed content differs.
 //!
 //! Layout: `DSHIDX` magic, a format byte, an XXH64 checksum of everything after it, a JSON
-//! manifest (crate version, tokenizer, sessions with their content fingerprints, documents),
-//! then the tantivy segment files. The checksum is verified before anything else is read, so a
-//! changed or cut snapshot is refused instead of reaching tantivy, whose readers trust their
-//! files (a damaged segment can abort the process there).
+//! manifest (crate version, tokenizer, each session's content fingerprint and document ids in
+//! document order), then the tantivy segment files. The checksum is verified before anything
+//! else is read, so a changed or cut snapshot is refused instead of reaching tantivy, whose
+//! readers trust their files (a damaged segment can abort the process there).
+//!
+//! The snapshot holds no document text: the corpus it reopens over has it. Reopening remakes
+//! each session's document records from the corpus, as a build would, and accepts the session
+//! only if their hashes sum to the fingerprint it was indexed with (the sum covers each
+//! document's text, type, time, seq and label, and the session's header and availability).
 
 use super::backend::AnyProvider;
-use super::build::{docs_sum, fingerprint_of};
-use super::engine::{
-    DocId, DocIdMap, DocMeta, DocStore, IndexedSession, Interner, NO_DOC, SearchEngine, document_text,
-};
+use super::build::{docs_sum, document_meta, fingerprint_of, session_texts};
+use super::engine::{DocId, DocIdMap, DocMeta, DocStore, IndexedSession, Interner, NO_DOC, SearchEngine};
 use super::request::SearchConfig;
 use super::tantivy::{SegmentFiles, TantivyProvider};
 use super::tokenizer::TokenizerMode;
-use crate::corpus::{Corpus, SessionRecord};
-use crate::documents::session_documents;
+use crate::corpus::{Corpus, SessionRecord, Source};
 use crate::error::{Error, ErrorCode};
-use crate::fold::SurfaceLabel;
 use serde_json::json;
 use std::collections::HashMap;
+use std::sync::Arc;
 use twox_hash::XxHash64;
 
 const MAGIC: &[u8] = b"DSHIDX";
-const FORMAT: u8 = 3;
+const FORMAT: u8 = 4;
 /// Seed of the snapshot checksum (any fixed value; it only has to match across builds).
 pub const CHECKSUM_SEED: u64 = 0x4453_4849_4458_0002;
 
@@ -34,10 +36,6 @@ fn refused(why: impl std::fmt::Display) -> Error {
         ErrorCode::QueryIndexFailed,
         format!("the index snapshot cannot be used: {why}"),
     )
-}
-
-fn label(name: &str) -> SurfaceLabel {
-    SurfaceLabel::parse(name).unwrap_or(SurfaceLabel::LogOnly)
 }
 
 struct Reader<'a> {
@@ -119,22 +117,11 @@ impl<P: SegmentStore> SearchEngine<P> {
             .iter()
             .map(|(id, s)| json!({ "id": id, "fingerprint": format!("{:016x}", s.fingerprint()), "docs": s.docs }))
             .collect();
-        let docs: Vec<serde_json::Value> = self
-            .docs
-            .iter()
-            .map(|(id, d)| {
-                let (text, session, kind) = (document_text(corpus, d)?, &*d.session, &*d.kind);
-                let doc = json!({ "id": id, "session": session, "seq": d.seq, "kind": kind, "time": d.time,
-                                  "surface": d.surface.as_str(), "text": text });
-                Ok(doc)
-            })
-            .collect::<Result<_, Error>>()?;
         let segments = self.provider.export_segments()?;
         let manifest = json!({
             "crate": env!("CARGO_PKG_VERSION"),
             "tokenizer": TokenizerMode::as_str(self.mode),
             "sessions": sessions,
-            "docs": docs,
             "segments": segments.iter().map(|files| files.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>()).collect::<Vec<_>>(),
         })
         .to_string();
@@ -184,87 +171,39 @@ impl<P: SegmentStore> SearchEngine<P> {
         let Some(mode) = name.and_then(TokenizerMode::parse) else {
             return Err(refused(format!("unknown tokenizer {name:?}")));
         };
+        let indexed = stored_sessions(&manifest);
         // The stored documents are numbered afresh, in the order of their stored ids (so a
         // session's run of ids stays a run), and the engine continues from their count: memory
         // follows what the snapshot holds, whatever ids it claims.
-        let mut stored: Vec<(DocId, &serde_json::Value)> = manifest["docs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|doc| (doc["id"].as_u64().unwrap_or_default() as DocId, doc))
-            .collect();
-        stored.sort_by_key(|(id, _)| *id);
-        stored.dedup_by_key(|(id, _)| *id);
+        let mut stored: Vec<DocId> = indexed.values().flat_map(|(_, ids)| ids.iter().copied()).collect();
+        stored.sort_unstable();
+        stored.dedup();
         let renumbered: DocIdMap<DocId> = stored
             .iter()
             .enumerate()
-            .map(|(new, (old, _))| (*old, new as DocId))
+            .map(|(new, old)| (*old, new as DocId))
             .collect();
         let mut docs = DocStore::default();
-        // The stored texts, only to check them against the corpus below.
-        let mut texts: Vec<&str> = Vec::with_capacity(stored.len());
         let mut kinds = Interner::default();
-        let mut names = Interner::default();
-        for (new, (_, doc)) in stored.iter().enumerate() {
-            let text = doc["text"].as_str().unwrap_or_default();
-            docs.insert(
-                new as DocId,
-                DocMeta {
-                    session: names.get(doc["session"].as_str().unwrap_or_default()),
-                    seq: doc["seq"].as_u64().unwrap_or_default(),
-                    kind: kinds.get(doc["kind"].as_str().unwrap_or_default()),
-                    time: doc["time"].as_i64().unwrap_or_default(),
-                    surface: label(doc["surface"].as_str().unwrap_or_default()),
-                    length: text.chars().count() as u64,
-                    // Unknown here: a hit checks its text again.
-                    sanitising_changes: true,
-                },
-            );
-            texts.push(text);
-        }
-        let indexed: HashMap<String, (String, Vec<DocId>)> = manifest["sessions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|s| {
-                let docs = s["docs"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|d| renumbered.get(&(d.as_u64()? as DocId)).copied())
-                    .collect();
-                (
-                    s["id"].as_str().unwrap_or_default().to_owned(),
-                    (s["fingerprint"].as_str().unwrap_or_default().to_owned(), docs),
-                )
-            })
-            .collect();
-        // The corpus must be exactly what was indexed.
         let mut sessions = HashMap::new();
         let mut epoch = 0;
         for (id, source) in corpus.sources() {
             let Some((fingerprint, ids)) = indexed.get(id) else {
                 return Err(refused(format!("session {id:?} is not in it")));
             };
+            let ids: Vec<DocId> = ids.iter().map(|old| renumbered[old]).collect();
+            let (metas, docs_sum) = reopened_documents(&mut kinds, id, &source, ids.len())
+                .ok_or_else(|| refused(format!("session {id:?} changed since it was indexed")))?;
             let record = SessionRecord {
                 header: source.log.header.clone(),
                 live: source.live,
                 persisted: source.persisted,
             };
-            let current = session_documents(&source.log.header.raw_id, &source.log.events, &source.log.surface);
-            let stored: Vec<(&DocMeta, &str)> = ids
-                .iter()
-                .filter_map(|d| Some((docs.get(d)?, *texts.get(*d as usize)?)))
-                .collect();
-            let same_texts = current.len() == stored.len()
-                && current
-                    .iter()
-                    .zip(&stored)
-                    .all(|(c, (_, s))| super::request::sanitize_text(&c.text.to_lossy()) == *s);
-            let docs_sum = docs_sum(stored.iter().copied());
-            let expected = fingerprint_of(&record, docs_sum);
-            if !same_texts || format!("{expected:016x}") != *fingerprint {
+            if format!("{:016x}", fingerprint_of(&record, docs_sum)) != *fingerprint {
                 return Err(refused(format!("session {id:?} changed since it was indexed")));
+            }
+            for (doc, meta) in ids.iter().zip(metas) {
+                docs.insert(*doc, meta);
             }
             epoch += 1;
             sessions.insert(
@@ -278,7 +217,7 @@ impl<P: SegmentStore> SearchEngine<P> {
                     live: source.live,
                     persisted: source.persisted,
                     record,
-                    docs: ids.clone(),
+                    docs: ids,
                     epoch,
                 },
             );
@@ -311,4 +250,46 @@ impl<P: SegmentStore> SearchEngine<P> {
         engine.generation = 1;
         Ok(engine)
     }
+}
+
+/// Each stored session's fingerprint and document ids (in the session's document order).
+fn stored_sessions(manifest: &serde_json::Value) -> HashMap<String, (String, Vec<DocId>)> {
+    manifest["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            let ids = s["docs"].as_array().into_iter().flatten();
+            (
+                s["id"].as_str().unwrap_or_default().to_owned(),
+                (
+                    s["fingerprint"].as_str().unwrap_or_default().to_owned(),
+                    ids.filter_map(|d| Some(d.as_u64()? as DocId)).collect(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// A session's documents as the build records them, remade from the corpus, with the sum of
+/// their hashes; `None` when the session no longer has the `count` documents it was indexed
+/// with. The snapshot holds no text: the sum (in the session's fingerprint) is what tells
+/// the indexed content from the corpus's.
+fn reopened_documents(
+    kinds: &mut Interner,
+    id: &str,
+    source: &Source<'_>,
+    count: usize,
+) -> Option<(Vec<DocMeta>, u64)> {
+    let documents = session_texts(source);
+    if documents.len() != count {
+        return None;
+    }
+    let session: Arc<str> = Arc::from(id);
+    let metas: Vec<DocMeta> = documents
+        .iter()
+        .map(|(record, text, changed)| document_meta(kinds, &session, record, text, *changed))
+        .collect();
+    let sum = docs_sum(metas.iter().zip(documents.iter().map(|(_, text, _)| text.as_str())));
+    Some((metas, sum))
 }

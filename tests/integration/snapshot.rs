@@ -147,6 +147,90 @@ fn every_changed_or_cut_snapshot_is_refused() {
     }
 }
 
+fn live_header() -> Json {
+    Json::parse(
+        r#"{"version":0,"id":"live","createdAt":1,"cwd":"/w","delegationDepth":0}"#,
+        Default::default(),
+    )
+    .expect("json")
+}
+
+fn user_message(seq: u64, text: &str) -> Json {
+    let event = format!(
+        r#"{{"type":"user/message","seq":{seq},"time":{seq},"surfaceOp":"append","data":{{"id":"m{seq}","role":"user","content":[{{"type":"text","text":"{text}"}}],"source":{{"kind":"user"}}}}}}"#
+    );
+    Json::parse(&event, Default::default()).expect("json")
+}
+
+/// The snapshot holds no text of its own, so a session whose text changed while its shape
+/// (header, event count, types, times) stayed is told apart by its content fingerprint.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn a_session_whose_text_changed_is_refused_and_the_snapshot_holds_no_text() {
+    let mut corpus = corpus();
+    corpus
+        .add_live(&live_header(), vec![user_message(0, "walrus before the storm")])
+        .expect("adds");
+    let mode = TokenizerMode::Unicode61;
+    let mut engine = SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode);
+    let bytes = engine.export_snapshot(&corpus).expect("exports");
+    let phrase = b"walrus before the storm";
+    assert!(
+        !bytes.windows(phrase.len()).any(|w| w == phrase),
+        "the document text is the corpus's, not the snapshot's"
+    );
+    SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &corpus, SearchConfig::default()).expect("reopens");
+    corpus.remove_live("live");
+    corpus
+        .add_live(&live_header(), vec![user_message(0, "walrus after the storm")])
+        .expect("replaces");
+    let refused = SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &corpus, SearchConfig::default())
+        .err()
+        .expect("refused");
+    assert_eq!(refused.code, ErrorCode::QueryIndexFailed);
+    assert!(
+        refused.message.contains("\"live\" changed since it was indexed"),
+        "{}",
+        refused.message
+    );
+}
+
+/// A live session indexed, then grown and searched again (its new events added in place),
+/// reopens from a snapshot with the same answers and nothing to re-index.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn a_session_that_grew_after_indexing_reopens_with_identical_results() {
+    let mut corpus = corpus();
+    corpus
+        .add_live(&live_header(), vec![user_message(0, "walrus one")])
+        .expect("adds");
+    let mode = TokenizerMode::Unicode61;
+    let mut engine = SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode);
+    assert!(page(&mut engine, &corpus, "walrus").contains("\"live\""));
+    corpus
+        .append_live(
+            "live",
+            vec![user_message(1, "walrus two"), user_message(2, "narwhal three")],
+        )
+        .expect("appends");
+    assert!(page(&mut engine, &corpus, "narwhal").contains("\"live\""));
+    let bytes = engine.export_snapshot(&corpus).expect("exports");
+    let mut reopened =
+        SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &corpus, SearchConfig::default()).expect("reopens");
+    assert_eq!(
+        reopened.reconcile(&corpus).expect("reconciles"),
+        0,
+        "nothing to re-index"
+    );
+    for query in ["walrus", "walrus two", "narwhal", "one", "summary", "pruned"] {
+        assert_eq!(
+            page(&mut reopened, &corpus, query),
+            page(&mut engine, &corpus, query),
+            "{query}"
+        );
+    }
+}
+
 /// A live session replaced after indexing leaves its old documents in the segments under ids
 /// no session holds; the snapshot numbers its documents afresh, and the old ones stay out.
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
