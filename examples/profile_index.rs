@@ -1,5 +1,7 @@
 //! Loads a generated bench corpus and builds its search index, timing the two apart, for
-//! profiling ingest under `perf` or `callgrind` (the full benchmark is `examples/bench.rs`).
+//! profiling ingest under `perf` or `callgrind` (the full benchmark is `examples/bench.rs`);
+//! then exports the index as a snapshot and reopens it, as the viewer does to skip indexing
+//! next time, and times those too.
 //!
 //! `cargo run --release --example profile_index -- CORPUS_DIR [BACKEND]` with `BACKEND`
 //! `tantivy` (default) or `sqlite` (in memory). Under callgrind, collect only the build with
@@ -48,5 +50,26 @@ fn main() {
         "load {:.0} ms, index {:.0} ms",
         loaded.as_secs_f64() * 1e3,
         indexed.as_secs_f64() * 1e3
+    );
+    if backend == "tantivy" {
+        export_and_reopen(&mut archive);
+    }
+}
+
+#[inline(never)]
+fn export_and_reopen(archive: &mut Archive) {
+    let start = Instant::now();
+    let bytes = archive
+        .export_index()
+        .unwrap_or_else(|e| fail(format!("export: {}", e.message)));
+    let exported = start.elapsed();
+    archive
+        .import_index(&bytes)
+        .unwrap_or_else(|e| fail(format!("import: {}", e.message)));
+    eprintln!(
+        "snapshot {:.1} MB: export {:.0} ms, reopen {:.0} ms",
+        bytes.len() as f64 / 1e6,
+        exported.as_secs_f64() * 1e3,
+        (start.elapsed() - exported).as_secs_f64() * 1e3
     );
 }
