@@ -254,7 +254,8 @@ pub fn extract_text_start(event: &Event, limit: usize) -> (JsString, bool) {
     }
     let text = event.text();
     let mut joined = Joined {
-        out: Vec::new(),
+        // The text is at most about as long as the printed event that holds it.
+        out: Vec::with_capacity(text.len().min(limit)),
         has_surrogate: false,
         limit,
     };
