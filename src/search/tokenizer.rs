@@ -255,8 +255,11 @@ impl<'a> Tokens<'a> {
         }
         let (start, start_cp) = (i, cp);
         // Run through the token characters, folding them. While folding changes nothing the
-        // token stays a slice of the input; at the first change the prefix is copied to `buf`.
+        // token stays a slice of the input. Once a character changes, `buf` holds the token:
+        // the unchanged characters since the last change (from `copied`) are copied as one
+        // run at the next change and at the end, each changed one as it is met.
         let mut same = true;
+        let mut copied = start;
         let mut has_cjk = false;
         self.buf.clear();
         while let Some(&b) = bytes.get(i) {
@@ -265,13 +268,9 @@ impl<'a> Tokens<'a> {
                     break;
                 }
                 if b.is_ascii_uppercase() {
-                    if same {
-                        self.buf.push_str(text.get(start..i).unwrap_or_default());
-                        same = false;
-                    }
+                    self.buf.push_str(text.get(copied..i).unwrap_or_default());
                     self.buf.push(char::from(b + 32));
-                } else if !same {
-                    self.buf.push(char::from(b));
+                    (same, copied) = (false, i + 1);
                 }
                 i += 1;
             } else {
@@ -282,16 +281,12 @@ impl<'a> Tokens<'a> {
                 }
                 let folded = fold(c);
                 if folded != c {
-                    if same {
-                        self.buf.push_str(text.get(start..i).unwrap_or_default());
-                        same = false;
-                    }
+                    self.buf.push_str(text.get(copied..i).unwrap_or_default());
                     if folded != 0 {
                         self.buf
                             .push(char::from_u32(folded).unwrap_or(char::REPLACEMENT_CHARACTER));
                     }
-                } else if !same {
-                    self.buf.push_str(text.get(i..i + width).unwrap_or_default());
+                    (same, copied) = (false, i + width);
                 }
                 if token_char && self.mode == TokenizerMode::Cjk && is_cjk(c) {
                     has_cjk = true;
@@ -299,6 +294,9 @@ impl<'a> Tokens<'a> {
                 i += width;
             }
             cp += 1;
+        }
+        if !same {
+            self.buf.push_str(text.get(copied..i).unwrap_or_default());
         }
         self.offset = i;
         self.offset_cp = cp;
