@@ -310,8 +310,9 @@ impl<'a> Tokens<'a> {
     }
 
     /// Cuts the current term to [`MAX_TERM_BYTES`] as FTS5 does (see [`Token::text`]). Every
-    /// token asks, and almost none is that long: the check is inlined, the cut is not.
-    #[inline]
+    /// token asks, and almost none is that long: the check is inlined (even where the package
+    /// is built for size), the cut is not.
+    #[inline(always)]
     fn limit_term(&mut self) {
         let len = match self.at {
             TextAt::Input => self.range.len(),
