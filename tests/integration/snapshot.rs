@@ -33,32 +33,54 @@ fn page(engine: &mut SearchEngine<TantivyProvider>, corpus: &Corpus, query: &str
     serde_json::to_string(&engine.search_sessions(corpus, &request).expect("searches")).expect("json")
 }
 
+fn empty_engine() -> SearchEngine<TantivyProvider> {
+    let mode = TokenizerMode::Unicode61;
+    SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode)
+}
+
 fn built() -> (Corpus, SearchEngine<TantivyProvider>, Vec<u8>) {
     let corpus = corpus();
-    let mode = TokenizerMode::Unicode61;
-    let mut engine = SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode);
+    let mut engine = empty_engine();
     let bytes = engine.export_snapshot(&corpus).expect("exports");
     (corpus, engine, bytes)
+}
+
+/// Reopens `bytes` over `corpus`, checks that nothing is left to re-index and that each of
+/// `queries` answers as `engine` (the index the snapshot was taken from) does; returns the
+/// reopened engine.
+fn assert_reopens_as(
+    engine: &mut SearchEngine<TantivyProvider>,
+    corpus: &Corpus,
+    bytes: &[u8],
+    queries: &[&str],
+) -> SearchEngine<TantivyProvider> {
+    let mut reopened =
+        SearchEngine::<TantivyProvider>::import_snapshot(bytes, corpus, SearchConfig::default()).expect("reopens");
+    assert_eq!(
+        reopened.reconcile(corpus).expect("reconciles"),
+        0,
+        "nothing to re-index"
+    );
+    for query in queries {
+        assert_eq!(
+            page(&mut reopened, corpus, query),
+            page(engine, corpus, query),
+            "{query}"
+        );
+    }
+    reopened
 }
 
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn a_snapshot_reopens_with_identical_results_and_no_reindexing() {
     let (corpus, mut engine, bytes) = built();
-    let mut reopened =
-        SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &corpus, SearchConfig::default()).expect("reopens");
-    assert_eq!(
-        reopened.reconcile(&corpus).expect("reconciles"),
-        0,
-        "nothing to re-index"
+    assert_reopens_as(
+        &mut engine,
+        &corpus,
+        &bytes,
+        &["summary", "summary of summary", "pruned", "run it", "x"],
     );
-    for query in ["summary", "summary of summary", "pruned", "run it", "x"] {
-        assert_eq!(
-            page(&mut reopened, &corpus, query),
-            page(&mut engine, &corpus, query),
-            "{query}"
-        );
-    }
 }
 
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
@@ -162,28 +184,29 @@ fn user_message(seq: u64, text: &str) -> Json {
     Json::parse(&event, Default::default()).expect("json")
 }
 
+/// `corpus` with its live session "live" (replaced if it has one) holding one message.
+fn with_live(mut corpus: Corpus, text: &str) -> Corpus {
+    corpus.remove_live("live");
+    corpus
+        .add_live(&live_header(), vec![user_message(0, text)])
+        .expect("adds");
+    corpus
+}
+
 /// The snapshot holds no text of its own, so a session whose text changed while its shape
 /// (header, event count, types, times) stayed is told apart by its content fingerprint.
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn a_session_whose_text_changed_is_refused_and_the_snapshot_holds_no_text() {
-    let mut corpus = corpus();
-    corpus
-        .add_live(&live_header(), vec![user_message(0, "walrus before the storm")])
-        .expect("adds");
-    let mode = TokenizerMode::Unicode61;
-    let mut engine = SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode);
-    let bytes = engine.export_snapshot(&corpus).expect("exports");
+    let corpus = with_live(corpus(), "walrus before the storm");
+    let bytes = empty_engine().export_snapshot(&corpus).expect("exports");
     let phrase = b"walrus before the storm";
     assert!(
         !bytes.windows(phrase.len()).any(|w| w == phrase),
         "the document text is the corpus's, not the snapshot's"
     );
     SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &corpus, SearchConfig::default()).expect("reopens");
-    corpus.remove_live("live");
-    corpus
-        .add_live(&live_header(), vec![user_message(0, "walrus after the storm")])
-        .expect("replaces");
+    let corpus = with_live(corpus, "walrus after the storm");
     let refused = SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &corpus, SearchConfig::default())
         .err()
         .expect("refused");
@@ -200,12 +223,8 @@ fn a_session_whose_text_changed_is_refused_and_the_snapshot_holds_no_text() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn a_session_that_grew_after_indexing_reopens_with_identical_results() {
-    let mut corpus = corpus();
-    corpus
-        .add_live(&live_header(), vec![user_message(0, "walrus one")])
-        .expect("adds");
-    let mode = TokenizerMode::Unicode61;
-    let mut engine = SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode);
+    let mut corpus = with_live(corpus(), "walrus one");
+    let mut engine = empty_engine();
     assert!(page(&mut engine, &corpus, "walrus").contains("\"live\""));
     corpus
         .append_live(
@@ -215,20 +234,12 @@ fn a_session_that_grew_after_indexing_reopens_with_identical_results() {
         .expect("appends");
     assert!(page(&mut engine, &corpus, "narwhal").contains("\"live\""));
     let bytes = engine.export_snapshot(&corpus).expect("exports");
-    let mut reopened =
-        SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &corpus, SearchConfig::default()).expect("reopens");
-    assert_eq!(
-        reopened.reconcile(&corpus).expect("reconciles"),
-        0,
-        "nothing to re-index"
+    assert_reopens_as(
+        &mut engine,
+        &corpus,
+        &bytes,
+        &["walrus", "walrus two", "narwhal", "one", "summary", "pruned"],
     );
-    for query in ["walrus", "walrus two", "narwhal", "one", "summary", "pruned"] {
-        assert_eq!(
-            page(&mut reopened, &corpus, query),
-            page(&mut engine, &corpus, query),
-            "{query}"
-        );
-    }
 }
 
 /// A live session replaced after indexing leaves its old documents in the segments under ids
@@ -236,43 +247,17 @@ fn a_session_that_grew_after_indexing_reopens_with_identical_results() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn documents_replaced_before_the_export_stay_out_after_a_reopen() {
-    let mut corpus = corpus();
-    let header = Json::parse(
-        r#"{"version":0,"id":"live","createdAt":1,"cwd":"/w","delegationDepth":0}"#,
-        Default::default(),
-    )
-    .expect("json");
-    let message = |seq: u64, text: &str| {
-        let event = format!(
-            r#"{{"type":"user/message","seq":{seq},"time":{seq},"surfaceOp":"append","data":{{"id":"m{seq}","role":"user","content":[{{"type":"text","text":"{text}"}}],"source":{{"kind":"user"}}}}}}"#
-        );
-        Json::parse(&event, Default::default()).expect("json")
-    };
-    corpus
-        .add_live(&header, vec![message(0, "walrus before")])
-        .expect("adds");
-    let mode = TokenizerMode::Unicode61;
-    let mut engine = SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode);
+    let corpus = with_live(corpus(), "walrus before");
+    let mut engine = empty_engine();
     assert!(page(&mut engine, &corpus, "walrus").contains("\"live\""));
-    corpus.remove_live("live");
-    corpus
-        .add_live(&header, vec![message(0, "narwhal after")])
-        .expect("replaces");
+    let corpus = with_live(corpus, "narwhal after");
     let bytes = engine.export_snapshot(&corpus).expect("exports");
-    let mut reopened =
-        SearchEngine::<TantivyProvider>::import_snapshot(&bytes, &corpus, SearchConfig::default()).expect("reopens");
-    assert_eq!(
-        reopened.reconcile(&corpus).expect("reconciles"),
-        0,
-        "nothing to re-index"
+    let mut reopened = assert_reopens_as(
+        &mut engine,
+        &corpus,
+        &bytes,
+        &["walrus", "narwhal", "summary", "pruned"],
     );
-    for query in ["walrus", "narwhal", "summary", "pruned"] {
-        assert_eq!(
-            page(&mut reopened, &corpus, query),
-            page(&mut engine, &corpus, query),
-            "{query}"
-        );
-    }
     assert!(
         !page(&mut reopened, &corpus, "walrus").contains("\"live\""),
         "the replaced text"
