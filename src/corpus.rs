@@ -622,6 +622,17 @@ pub(crate) struct Source<'a> {
     pub persisted: bool,
 }
 
+impl Source<'_> {
+    /// The listing record of what this source serves.
+    pub fn record(&self) -> SessionRecord {
+        SessionRecord {
+            header: self.log.header.clone(),
+            live: self.live,
+            persisted: self.persisted,
+        }
+    }
+}
+
 /// In strict mode, any failure fails the whole load (as DSH's search does).
 fn strict_failure(options: &LoadOptions, report: &LoadReport) -> Option<Error> {
     let first = report.failures.first().filter(|_| options.strict)?;

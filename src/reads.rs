@@ -235,11 +235,7 @@ impl Corpus {
     pub fn list_sessions(&self) -> Vec<SessionRecord> {
         let mut records: Vec<SessionRecord> = self
             .sources()
-            .map(|(_, s)| SessionRecord {
-                header: s.log.header.clone(),
-                live: s.live,
-                persisted: s.persisted,
-            })
+            .map(|(_, s)| s.record())
             .chain(self.unreadable_records())
             .chain(self.listed_records())
             .collect();

@@ -40,6 +40,20 @@ pub(super) struct Build {
     /// Sessions changed since the last commit (what `reconcile` reports).
     changed: usize,
     current: Option<Partial>,
+    /// Whether a bounded step left work for the next (searches then do not finish the build).
+    stepping: bool,
+}
+
+impl Build {
+    /// Whether a build is under way in steps.
+    pub(super) fn under_way(&self) -> bool {
+        self.stepping
+    }
+
+    /// The session the build is part-way through.
+    pub(super) fn current_session(&self) -> Option<&str> {
+        self.current.as_ref().map(|partial| partial.id.as_str())
+    }
 }
 
 /// A session whose documents are being handed to the provider.
@@ -96,6 +110,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             spent += self.advance(corpus, budget - spent)?;
         }
         if self.build.current.is_some() || !stale.is_empty() {
+            self.build.stepping = true;
             return Ok((self.progress(corpus, &stale, false), 0));
         }
         self.drop_gone(corpus)?;
@@ -106,6 +121,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             self.generation += 1;
         }
         self.build = Build::default();
+        self.committed_epoch = self.next_epoch;
         self.reconciled = Some(corpus.generation());
         Ok((progress, changed))
     }
@@ -122,7 +138,7 @@ impl<P: SearchProvider> SearchEngine<P> {
         stale
     }
 
-    fn is_stale(&self, corpus: &Corpus, id: &str, source: &Source<'_>) -> bool {
+    pub(super) fn is_stale(&self, corpus: &Corpus, id: &str, source: &Source<'_>) -> bool {
         self.sessions.get(id).is_none_or(|indexed| {
             indexed.generation != corpus.session_generation(id)
                 || indexed.live != source.live
@@ -260,11 +276,7 @@ impl<P: SearchProvider> SearchEngine<P> {
         if partial.grown_from.is_some() {
             self.relabel_shadowed(&source, replacements_seen, &mut partial)?;
         }
-        let record = SessionRecord {
-            header: source.log.header.clone(),
-            live: source.live,
-            persisted: source.persisted,
-        };
+        let record = source.record();
         self.next_epoch += 1;
         let entry = IndexedSession {
             generation: partial.generation,

@@ -3,6 +3,7 @@
 //! grouping, paging, snippets and cursors. Providers only find phrase occurrences.
 
 use super::build::Build;
+use super::pending::{Scanned, scan_session};
 use super::rank::{
     RankKey, compare_events, compare_sessions, merge_spans, snippet_at_byte, snippet_reach, snippet_with_highlights,
 };
@@ -405,7 +406,7 @@ impl<'a> Match<'a> {
 }
 
 /// Whether a document passes a request's event filters.
-fn event_passes(doc: &DocMeta, filters: &[EventFilter]) -> bool {
+pub(super) fn event_passes(doc: &DocMeta, filters: &[EventFilter]) -> bool {
     filters.iter().all(|filter| match filter {
         EventFilter::Seq(range) => {
             range.from.is_none_or(|f| doc.seq as f64 >= f) && range.to.is_none_or(|t| doc.seq as f64 <= t)
@@ -428,9 +429,11 @@ fn event_passes(doc: &DocMeta, filters: &[EventFilter]) -> bool {
 /// fewer spans than the head-th highest span count among the sessions' strongest cannot put
 /// its session in the head, nor change which sessions are in it, nor whether one follows it
 /// ([`CountSink::floor`]).
-struct SessionBests<'a, 'f> {
-    docs: &'a DocStore,
-    sessions: &'a HashMap<String, IndexedSession>,
+pub(super) struct SessionBests<'a, 'f> {
+    pub(super) docs: &'a DocStore,
+    pub(super) sessions: &'a HashMap<String, IndexedSession>,
+    /// The records of sessions read from the corpus instead of the index (they come first).
+    pub(super) scanned: &'a HashMap<Arc<str>, SessionRecord>,
     event_filters: &'f [EventFilter],
     session_filters: &'f [SessionFilter],
     /// How many sessions the page and those before it show.
@@ -466,7 +469,11 @@ impl<'a> SessionBests<'a, '_> {
                 (Some(before), current.match_count)
             }
             None => {
-                let admitted = session_matches(self.session_filters, &self.sessions[session].record);
+                let record = match self.scanned.get(session) {
+                    Some(record) => record,
+                    None => &self.sessions[session].record,
+                };
+                let admitted = session_matches(self.session_filters, record);
                 self.best.insert(session, admitted.then_some(strongest));
                 if !admitted {
                     return;
@@ -515,7 +522,7 @@ impl<'a> SessionBests<'a, '_> {
 
 /// Whether `session` is the run's (documents of one session share one `Arc<str>`: usually the
 /// same pointer).
-fn same_session(run: &str, session: &str) -> bool {
+pub(super) fn same_session(run: &str, session: &str) -> bool {
     std::ptr::eq(run, session) || run == session
 }
 
@@ -535,9 +542,19 @@ impl CountSink for SessionBests<'_, '_> {
     }
 
     fn found(&mut self, id: DocId, match_count: u32) {
-        let Some(doc) = self.doc(id) else {
-            return;
-        };
+        if let Some(doc) = self.doc(id) {
+            self.offer(doc, match_count);
+        }
+    }
+
+    fn floor(&self) -> u32 {
+        self.floor
+    }
+}
+
+impl<'a> SessionBests<'a, '_> {
+    /// Folds in one matching document that passed the event filters.
+    pub(super) fn offer(&mut self, doc: &'a DocMeta, match_count: u32) {
         let candidate = Match { doc, match_count };
         match self.run.as_mut() {
             Some((session, strongest)) if same_session(session, &doc.session) => {
@@ -548,10 +565,6 @@ impl CountSink for SessionBests<'_, '_> {
                 self.run = Some((&doc.session, candidate));
             }
         }
-    }
-
-    fn floor(&self) -> u32 {
-        self.floor
     }
 }
 
@@ -771,6 +784,9 @@ pub struct SearchEngine<P: SearchProvider> {
     pub(super) generation: u64,
     /// The index build under way (`index_step`).
     pub(super) build: Build,
+    /// Sessions indexed under an epoch up to this one are in the provider's last commit; a
+    /// build under way gives the sessions it indexes later ones.
+    pub(super) committed_epoch: u64,
     /// The corpus generation the index was last brought up to date with: while the corpus
     /// stays at it, a search's reconcile has nothing to look at (it would otherwise visit
     /// every session of a large corpus on every call).
@@ -831,6 +847,12 @@ pub(super) fn fnv1a(text: &str) -> u64 {
     fnv1a_update(FNV_OFFSET, text)
 }
 
+/// The generation cursors carry when their answer was read (in part) from the corpus during
+/// a build: the corpus state (or, within one session, the session's state) it was read from.
+fn pending_generation(corpus_generation: u64) -> String {
+    format!("pending:{corpus_generation}")
+}
+
 fn invalid_cursor(why: &str) -> Error {
     Error::new(
         ErrorCode::QueryInvalidCursor,
@@ -853,6 +875,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             next_epoch: 0,
             generation: 0,
             build: Build::default(),
+            committed_epoch: 0,
             reconciled: None,
         }
     }
@@ -876,8 +899,15 @@ impl<P: SearchProvider> SearchEngine<P> {
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(payload)
     }
 
-    /// The offset a cursor continues from: invalid before stale, as DSH checks them.
-    fn decode_cursor(&self, cursor: &str, scope: &str, fingerprint: &str, generation: &str) -> Result<u64, Error> {
+    /// The offset a cursor continues from: invalid before stale, as DSH checks them. A cursor
+    /// is current if it carries any of `generations` (the states that give the same answers).
+    fn decode_cursor(
+        &self,
+        cursor: &str,
+        scope: &str,
+        fingerprint: &str,
+        generations: &[String],
+    ) -> Result<u64, Error> {
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(cursor)
             .map_err(|_| invalid_cursor("not decodable"))?;
@@ -892,7 +922,7 @@ impl<P: SearchProvider> SearchEngine<P> {
         let Some(offset) = offset.filter(|_| belongs) else {
             return Err(invalid_cursor("cursor does not belong to this normalized request"));
         };
-        if field("generation") != Some(generation) {
+        if !generations.iter().any(|g| field("generation") == Some(g.as_str())) {
             return Err(Error::new(
                 ErrorCode::QueryStaleCursor,
                 "session-search cursor is stale: the indexed corpus changed",
@@ -928,8 +958,14 @@ impl<P: SearchProvider> SearchEngine<P> {
 
     /// The hit of one matching document: its snippet is cut around the first occurrence of
     /// `phrase`, found again in its text (ranking only needed the counts).
-    fn hit(&self, corpus: &Corpus, doc: &DocMeta, phrase: &[String], highlights: bool) -> Result<EventHit, Error> {
-        let session = &self.sessions[&*doc.session];
+    fn hit(
+        &self,
+        corpus: &Corpus,
+        session: &SessionRecord,
+        doc: &DocMeta,
+        phrase: &[String],
+        highlights: bool,
+    ) -> Result<EventHit, Error> {
         let (snippet, highlights) = match highlights {
             false => (
                 self.cut_snippet(corpus, doc, |text, complete| self.plain_cut(text, complete, phrase))?,
@@ -943,7 +979,7 @@ impl<P: SearchProvider> SearchEngine<P> {
         };
         Ok(EventHit {
             record: EventRecord {
-                session_id: JsString::from(session.record.header.id.as_str()),
+                session_id: JsString::from(session.header.id.as_str()),
                 seq: doc.seq,
                 kind: doc.kind.to_string(),
                 time: doc.time,
@@ -1012,24 +1048,38 @@ impl<P: SearchProvider> SearchEngine<P> {
         Some((cut, highlights))
     }
 
-    /// `searchSessions` over the corpus (reconciled first).
+    /// `searchSessions` over the corpus: reconciled first, unless a build is under way in
+    /// steps (then sessions it has not published are read from the corpus; see `pending`).
     pub fn search_sessions(
         &mut self,
         corpus: &Corpus,
         request: &SessionSearchRequest,
     ) -> Result<SessionSearchPage, Error> {
-        self.reconcile(corpus)?;
+        let pending = self.pending(corpus);
+        if pending.is_none() {
+            self.reconcile(corpus)?;
+        }
         let fingerprint = request.fingerprint();
-        let generation = self.generation.to_string();
+        // An answer given while the build was under way is the one the commit that ends it
+        // gives, if the corpus did not move in between: its cursors go on.
+        let generations = match (&pending, self.reconciled) {
+            (Some(_), _) | (None, None) => vec![pending_generation(corpus.generation())],
+            (None, Some(reconciled)) => vec![self.generation.to_string(), pending_generation(reconciled)],
+        };
         let offset = match &request.cursor {
-            Some(cursor) => self.decode_cursor(cursor, "sessions", &fingerprint, &generation)?,
+            Some(cursor) => self.decode_cursor(cursor, "sessions", &fingerprint, &generations)?,
             None => 0,
         };
         check_budgets(&request.session_filters, &request.event_filters, false)?;
         let phrase = self.phrase(&request.query);
+        let scanned = match &pending {
+            Some(pending) if !phrase.is_empty() => pending.scan(corpus, &phrase, self.mode, &request.event_filters),
+            _ => Scanned::default(),
+        };
         let mut bests = SessionBests {
             docs: &self.docs,
             sessions: &self.sessions,
+            scanned: &scanned.records,
             event_filters: &request.event_filters,
             session_filters: &request.session_filters,
             head: offset.saturating_add(request.limit),
@@ -1040,7 +1090,16 @@ impl<P: SearchProvider> SearchEngine<P> {
             floor: 0,
         };
         if !phrase.is_empty() {
-            self.provider.match_counts(&phrase, None, &mut bests)?;
+            match &pending {
+                Some(pending) => {
+                    let mut answered = pending.answered_only(&self.docs, &mut bests);
+                    self.provider.match_counts(&phrase, None, &mut answered)?;
+                }
+                None => self.provider.match_counts(&phrase, None, &mut bests)?,
+            }
+            for (doc, match_count) in &scanned.matches {
+                bests.offer(doc, *match_count);
+            }
         }
         let mut ranked = bests.finish();
         order_top(&mut ranked, offset.saturating_add(request.limit), |a, b| {
@@ -1051,56 +1110,100 @@ impl<P: SearchProvider> SearchEngine<P> {
             .skip(offset as usize)
             .take(request.limit as usize)
             .map(|m| {
-                let indexed = &self.sessions[&*m.doc.session];
+                let record = self.record(&scanned, &m.doc.session);
                 Ok(SessionHit {
-                    header: indexed_header(&indexed.record.header),
-                    live: indexed.live,
-                    persisted: indexed.persisted,
-                    best_match: self.hit(corpus, m.doc, &phrase, request.highlights)?,
+                    header: indexed_header(&record.header),
+                    live: record.live,
+                    persisted: record.persisted,
+                    best_match: self.hit(corpus, record, m.doc, &phrase, request.highlights)?,
                 })
             })
             .collect::<Result<_, Error>>()?;
         let next = offset + request.limit;
         let next_cursor =
-            (ranked.len() as u64 > next).then(|| self.encode_cursor("sessions", &fingerprint, &generation, next));
+            (ranked.len() as u64 > next).then(|| self.encode_cursor("sessions", &fingerprint, &generations[0], next));
         Ok(SessionSearchPage { items, next_cursor })
     }
 
-    /// `searchEvents` in one session (reconciled first).
+    /// The listing record of a session with a match: scanned, or indexed.
+    fn record<'s>(&'s self, scanned: &'s Scanned, session: &str) -> &'s SessionRecord {
+        match scanned.records.get(session) {
+            Some(record) => record,
+            None => &self.sessions[session].record,
+        }
+    }
+
+    /// `searchEvents` in one session: reconciled first, unless a build is under way in steps
+    /// and has not published this session (then it is read from the corpus; see `pending`).
     pub fn search_events(&mut self, corpus: &Corpus, request: &EventSearchRequest) -> Result<EventSearchPage, Error> {
-        self.reconcile(corpus)?;
-        let indexed = self.sessions.get(&request.session_id).ok_or_else(|| {
-            Error::new(
-                ErrorCode::QuerySessionNotFound,
-                format!("session \"{}\" not found", request.session_id),
-            )
-        })?;
-        let generation = format!("{}:{}", if indexed.live { "live" } else { "persisted" }, indexed.epoch);
+        let pending = self.pending(corpus);
+        if pending.is_none() {
+            self.reconcile(corpus)?;
+        }
+        let id = request.session_id.as_str();
+        let not_found = || Error::new(ErrorCode::QuerySessionNotFound, format!("session \"{id}\" not found"));
+        // The session's source when it is read from the corpus rather than the index.
+        let unindexed = match &pending {
+            Some(pending) if !pending.answers(id) => Some(corpus.source(id).map_err(|_| not_found())?),
+            _ => None,
+        };
+        let generations = match &unindexed {
+            Some(_) => vec![pending_generation(corpus.session_generation(id))],
+            None => {
+                let indexed = self.sessions.get(id).ok_or_else(not_found)?;
+                let live = if indexed.live { "live" } else { "persisted" };
+                vec![
+                    format!("{live}:{}", indexed.epoch),
+                    pending_generation(indexed.generation),
+                ]
+            }
+        };
         let fingerprint = request.fingerprint();
         let offset = match &request.cursor {
-            Some(cursor) => self.decode_cursor(cursor, "events", &fingerprint, &generation)?,
+            Some(cursor) => self.decode_cursor(cursor, "events", &fingerprint, &generations)?,
             None => 0,
         };
         check_budgets(&[], &request.filters, true)?;
         let phrase = self.phrase(&request.query);
+        let mut scanned = Scanned::default();
         let mut ranked = Vec::new();
-        self.matches(&phrase, Some(&request.session_id), &request.filters, &mut |m| {
-            ranked.push(m)
-        })?;
+        match &unindexed {
+            Some(source) => {
+                scanned.records.insert(Arc::from(id), source.record());
+                if !phrase.is_empty() {
+                    let mut kinds = Interner::default();
+                    scan_session(
+                        id,
+                        source,
+                        &phrase,
+                        self.mode,
+                        &request.filters,
+                        &mut kinds,
+                        &mut scanned,
+                    );
+                }
+                ranked.extend(scanned.matches.iter().map(|(doc, match_count)| Match {
+                    doc,
+                    match_count: *match_count,
+                }));
+            }
+            None => self.matches(&phrase, Some(id), &request.filters, &mut |m| ranked.push(m))?,
+        }
         order_top(&mut ranked, offset.saturating_add(request.limit), |a, b| {
             compare_events(&a.key(), &b.key())
         });
+        let record = self.record(&scanned, id);
         let items = ranked
             .iter()
             .skip(offset as usize)
             .take(request.limit as usize)
-            .map(|m| self.hit(corpus, m.doc, &phrase, request.highlights))
+            .map(|m| self.hit(corpus, record, m.doc, &phrase, request.highlights))
             .collect::<Result<_, Error>>()?;
         let next = offset + request.limit;
         let next_cursor =
-            (ranked.len() as u64 > next).then(|| self.encode_cursor("events", &fingerprint, &generation, next));
+            (ranked.len() as u64 > next).then(|| self.encode_cursor("events", &fingerprint, &generations[0], next));
         Ok(EventSearchPage {
-            session: indexed_header(&indexed.record.header),
+            session: indexed_header(&record.header),
             items,
             next_cursor,
         })

@@ -2,6 +2,7 @@
 pub mod backend;
 pub mod build;
 pub mod engine;
+mod pending;
 pub mod rank;
 pub mod request;
 pub mod snapshot;

@@ -19,7 +19,7 @@ use super::engine::{DocId, DocIdMap, DocMeta, DocStore, IndexedSession, Interner
 use super::request::SearchConfig;
 use super::tantivy::{SegmentFiles, TantivyProvider};
 use super::tokenizer::TokenizerMode;
-use crate::corpus::{Corpus, SessionRecord, Source};
+use crate::corpus::{Corpus, Source};
 use crate::error::{Error, ErrorCode};
 use serde_json::json;
 use std::collections::HashMap;
@@ -194,11 +194,7 @@ impl<P: SegmentStore> SearchEngine<P> {
             let ids: Vec<DocId> = ids.iter().map(|old| renumbered[old]).collect();
             let (metas, docs_sum) = reopened_documents(&mut kinds, id, &source, ids.len())
                 .ok_or_else(|| refused(format!("session {id:?} changed since it was indexed")))?;
-            let record = SessionRecord {
-                header: source.log.header.clone(),
-                live: source.live,
-                persisted: source.persisted,
-            };
+            let record = source.record();
             if format!("{:016x}", fingerprint_of(&record, docs_sum)) != *fingerprint {
                 return Err(refused(format!("session {id:?} changed since it was indexed")));
             }
@@ -246,6 +242,7 @@ impl<P: SegmentStore> SearchEngine<P> {
         engine.kinds = kinds;
         engine.next_doc = stored.len() as DocId;
         engine.next_epoch = epoch;
+        engine.committed_epoch = epoch;
         // Cursors are bound to the engine instance, so a reopened index starts a new history.
         engine.generation = 1;
         Ok(engine)

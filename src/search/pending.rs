@@ -1,0 +1,192 @@
+//! Searching while an index build is under way in steps. A host that builds the index in
+//! steps (to show progress, or to keep its thread responsive) should not have to wait for the
+//! whole build before its first answer. So while such a build is under way, a search does not
+//! finish it: the sessions the last commit published, and that the corpus still holds as they
+//! were then, are answered by the index; every other session is read from the corpus and
+//! matched directly, with the tokenizer and span rules the index uses. The answer is the one
+//! the finished index will give, and its cursors, bound to the corpus state it was read from,
+//! go on once the build commits that same state.
+
+use super::build::session_texts;
+use super::engine::{CountSink, DocId, DocMeta, DocStore, Interner, SearchEngine, SearchProvider, same_session};
+use super::tokenizer::{TokenizerMode, Tokens};
+use crate::corpus::{Corpus, SessionRecord, Source};
+use crate::filters::EventFilter;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// How a search is answered while a build is under way.
+pub(super) struct Pending {
+    /// Sessions the last commit published, unchanged in the corpus since: the index answers.
+    answered: HashSet<String>,
+    /// Every other session of the corpus, read and matched directly.
+    unindexed: Vec<String>,
+}
+
+/// The documents of unindexed sessions that match, with their merged span counts.
+#[derive(Default)]
+pub(super) struct Scanned {
+    /// The listing record of every session with a match.
+    pub(super) records: HashMap<Arc<str>, SessionRecord>,
+    /// Each matching document (passing the event filters) and its merged span count.
+    pub(super) matches: Vec<(DocMeta, u32)>,
+}
+
+impl<P: SearchProvider> SearchEngine<P> {
+    /// How to answer now, if a build is under way in steps; `None` when a search should bring
+    /// the index up to date first.
+    pub(super) fn pending(&self, corpus: &Corpus) -> Option<Pending> {
+        if !self.build.under_way() {
+            return None;
+        }
+        let current = self.build.current_session();
+        let mut pending = Pending {
+            answered: HashSet::new(),
+            unindexed: Vec::new(),
+        };
+        for (id, source) in corpus.sources() {
+            let published = self
+                .sessions
+                .get(id)
+                .is_some_and(|indexed| indexed.epoch <= self.committed_epoch);
+            if published && current != Some(id.as_str()) && !self.is_stale(corpus, id, &source) {
+                pending.answered.insert(id.clone());
+            } else {
+                pending.unindexed.push(id.clone());
+            }
+        }
+        Some(pending)
+    }
+}
+
+impl Pending {
+    /// Whether the index answers for `session`.
+    pub(super) fn answers(&self, session: &str) -> bool {
+        self.answered.contains(session)
+    }
+
+    /// The sink that passes on only the documents of sessions the index answers for.
+    pub(super) fn answered_only<'s>(&'s self, docs: &'s DocStore, sink: &'s mut dyn CountSink) -> AnsweredOnly<'s> {
+        AnsweredOnly {
+            answered: &self.answered,
+            docs,
+            sink,
+            last: None,
+        }
+    }
+
+    /// Matches `phrase` in every unindexed session.
+    pub(super) fn scan(
+        &self,
+        corpus: &Corpus,
+        phrase: &[String],
+        mode: TokenizerMode,
+        filters: &[EventFilter],
+    ) -> Scanned {
+        let mut scanned = Scanned::default();
+        let mut kinds = Interner::default();
+        for id in &self.unindexed {
+            if let Ok(source) = corpus.source(id) {
+                scan_session(id, &source, phrase, mode, filters, &mut kinds, &mut scanned);
+            }
+        }
+        scanned
+    }
+}
+
+/// Adds the documents of one session that contain `phrase` and pass `filters` to `scanned`.
+pub(super) fn scan_session(
+    id: &str,
+    source: &Source<'_>,
+    phrase: &[String],
+    mode: TokenizerMode,
+    filters: &[EventFilter],
+    kinds: &mut Interner,
+    scanned: &mut Scanned,
+) {
+    let session: Arc<str> = Arc::from(id);
+    let before = scanned.matches.len();
+    for (record, text, changed) in session_texts(source) {
+        let Some(match_count) = merged_span_count(&text, phrase, mode) else {
+            continue;
+        };
+        let meta = super::build::document_meta(kinds, &session, &record, &text, changed);
+        if super::engine::event_passes(&meta, filters) {
+            scanned.matches.push((meta, match_count));
+        }
+    }
+    if scanned.matches.len() > before {
+        scanned.records.insert(session, source.record());
+    }
+}
+
+/// How many merged spans `phrase` makes in `text` (overlapping occurrences join, adjacent ones
+/// do not), as the index counts them; `None` without an occurrence.
+fn merged_span_count(text: &str, phrase: &[String], mode: TokenizerMode) -> Option<u32> {
+    let len = phrase.len();
+    if len == 0 {
+        return None;
+    }
+    // The last `len` tokens, as a ring, to compare with the phrase at every position.
+    let mut window: Vec<String> = vec![String::new(); len];
+    let mut tokens = Tokens::new(text, mode);
+    let (mut count, mut span_end) = (0u32, None::<usize>);
+    while let Some(token) = tokens.next_ref() {
+        let at = token.position;
+        window[at % len].clear();
+        window[at % len].push_str(token.text);
+        let Some(start) = (at + 1).checked_sub(len) else {
+            continue;
+        };
+        if (0..len).all(|k| window[(start + k) % len] == phrase[k]) {
+            if span_end.is_none_or(|end| start > end) {
+                count += 1;
+            }
+            span_end = Some(at);
+        }
+    }
+    (count > 0).then_some(count)
+}
+
+/// A sink that drops the documents of sessions the index does not answer for (their current
+/// documents are scanned instead; the index may hold older ones, or a build's uncommitted ones).
+pub(super) struct AnsweredOnly<'s> {
+    answered: &'s HashSet<String>,
+    docs: &'s DocStore,
+    sink: &'s mut dyn CountSink,
+    /// The last session looked up and whether it is answered: documents come in runs of one
+    /// session.
+    last: Option<(&'s str, bool)>,
+}
+
+impl AnsweredOnly<'_> {
+    fn admits(&mut self, id: DocId) -> bool {
+        let Some(doc) = self.docs.get(&id) else {
+            return false;
+        };
+        match self.last {
+            Some((session, admitted)) if same_session(session, &doc.session) => admitted,
+            _ => {
+                let admitted = self.answered.contains(&*doc.session);
+                self.last = Some((&doc.session, admitted));
+                admitted
+            }
+        }
+    }
+}
+
+impl CountSink for AnsweredOnly<'_> {
+    fn wanted(&mut self, id: DocId, most: u32) -> bool {
+        self.admits(id) && self.sink.wanted(id, most)
+    }
+
+    fn found(&mut self, id: DocId, match_count: u32) {
+        if self.admits(id) {
+            self.sink.found(id, match_count);
+        }
+    }
+
+    fn floor(&self) -> u32 {
+        self.sink.floor()
+    }
+}

@@ -1,0 +1,225 @@
+//! Searching while the index is built in steps: every answer given part-way through a build
+//! (sessions not yet published read from the corpus, the rest from the index) equals the
+//! answer of an index built in one go, and its cursors go on once the build commits.
+
+use dsh_session_search::archive::{Input, LoadOptions};
+use dsh_session_search::corpus::Corpus;
+use dsh_session_search::error::ErrorCode;
+use dsh_session_search::json::Json;
+use dsh_session_search::search::engine::SearchEngine;
+use dsh_session_search::search::request::{SearchConfig, parse_event_request, parse_session_request};
+use dsh_session_search::search::tantivy::TantivyProvider;
+use dsh_session_search::search::tokenizer::TokenizerMode;
+
+type Engine = SearchEngine<TantivyProvider>;
+
+fn engine() -> Engine {
+    let mode = TokenizerMode::Unicode61;
+    SearchEngine::new(TantivyProvider::new(mode), SearchConfig::default(), mode)
+}
+
+fn json(text: &str) -> Json {
+    Json::parse(text, Default::default()).expect("json")
+}
+
+fn live_header(id: &str) -> Json {
+    json(&format!(
+        r#"{{"version":0,"id":"{id}","createdAt":1,"cwd":"/w","delegationDepth":0}}"#
+    ))
+}
+
+fn user_message(seq: u64, text: &str) -> Json {
+    json(&format!(
+        r#"{{"type":"user/message","seq":{seq},"time":{seq},"surfaceOp":"append","data":{{"id":"m{seq}","role":"user","content":[{{"type":"text","text":"{text}"}}],"source":{{"kind":"user"}}}}}}"#
+    ))
+}
+
+fn add_live(corpus: &mut Corpus, id: &str, texts: &[&str]) {
+    let events = texts
+        .iter()
+        .enumerate()
+        .map(|(seq, text)| user_message(seq as u64, text))
+        .collect();
+    corpus.add_live(&live_header(id), events).expect("adds");
+}
+
+/// The viewer's 25-session sample plus live sessions written to match the queries below.
+fn corpus() -> Corpus {
+    let mut corpus = Corpus::new();
+    let input = Input::File {
+        name: "sample-archive.zip".into(),
+        bytes: include_bytes!("../../www/sample/sample-archive.zip").to_vec(),
+    };
+    corpus.load(vec![input], &LoadOptions::default()).expect("loads");
+    for n in 0..5 {
+        let id = format!("live-{n}");
+        add_live(
+            &mut corpus,
+            &id,
+            &["alpha beta", "the beta beta beta", "gamma the pagination"],
+        );
+    }
+    corpus
+}
+
+/// Changes every way a corpus can between builds: a session replaced, one grown, one gone,
+/// one new.
+fn change(corpus: &mut Corpus) {
+    corpus.remove_live("live-1");
+    add_live(corpus, "live-1", &["delta the", "beta alpha beta beta"]);
+    corpus
+        .append_live("live-2", vec![user_message(3, "beta beta the end")])
+        .expect("grows");
+    corpus.remove_live("live-3");
+    add_live(corpus, "live-5", &["pagination beta", "alpha"]);
+}
+
+const SESSION_REQUESTS: [&str; 7] = [
+    r#"{"query":"the"}"#,
+    r#"{"query":"the","limit":3}"#,
+    r#"{"query":"beta beta"}"#,
+    r#"{"query":"pagination","highlights":true}"#,
+    r#"{"query":"alpha","eventFilters":[{"kind":"surface","values":["current"]}]}"#,
+    r#"{"query":"the","sessionFilters":[{"kind":"id","values":["live-2","live-5"]}]}"#,
+    r#"{"query":"absent words"}"#,
+];
+
+const EVENT_QUERIES: [&str; 3] = ["beta", "the", "pagination"];
+
+/// A page as JSON with its cursor reduced to whether there is one (cursors are bound to the
+/// engine that issued them).
+fn comparable(page: &impl serde::Serialize) -> serde_json::Value {
+    let mut value = serde_json::to_value(page).expect("serializes");
+    let more = value.get("nextCursor").is_some();
+    value["nextCursor"] = serde_json::Value::Bool(more);
+    value
+}
+
+fn session_page(engine: &mut Engine, corpus: &Corpus, request: &str) -> serde_json::Value {
+    let request = parse_session_request(&json(request), &SearchConfig::default()).expect("valid");
+    comparable(&engine.search_sessions(corpus, &request).expect("searches"))
+}
+
+fn event_page(engine: &mut Engine, corpus: &Corpus, session: &str, query: &str) -> serde_json::Value {
+    let request = json(&format!(r#"{{"sessionId":"{session}","query":"{query}","limit":4}}"#));
+    let request = parse_event_request(&request, &SearchConfig::default()).expect("valid");
+    match engine.search_events(corpus, &request) {
+        Ok(page) => comparable(&page),
+        Err(error) => serde_json::Value::String(error.code.as_str().to_owned()),
+    }
+}
+
+/// Every session request and, in the live sessions (one of them gone after `change`) and
+/// three stored ones, every event query.
+fn answers(engine: &mut Engine, corpus: &Corpus) -> Vec<serde_json::Value> {
+    let mut out: Vec<serde_json::Value> = SESSION_REQUESTS
+        .iter()
+        .map(|request| session_page(engine, corpus, request))
+        .collect();
+    let stored = corpus
+        .list_sessions()
+        .into_iter()
+        .map(|r| r.header.id)
+        .filter(|id| !id.starts_with("live-"))
+        .take(3);
+    let ids: Vec<String> = (0..6).map(|n| format!("live-{n}")).chain(stored).collect();
+    for id in &ids {
+        for query in EVENT_QUERIES {
+            out.push(event_page(engine, corpus, id, query));
+        }
+    }
+    out
+}
+
+/// Builds `engine` one event at a time, checking that it answers as `expected` does after
+/// the first steps and then at about every tenth of the events; returns how many times it
+/// checked with the build under way.
+fn step_and_compare(engine: &mut Engine, corpus: &Corpus, expected: &[serde_json::Value]) -> usize {
+    let (mut steps, mut checked, mut tenths) = (0, 0, 0);
+    loop {
+        let progress = engine.index_step(corpus, 1).expect("steps");
+        if progress.done {
+            return checked;
+        }
+        steps += 1;
+        let reached = progress.events_done * 10 / progress.events_total.max(1);
+        if steps > 3 && reached <= tenths {
+            continue;
+        }
+        tenths = reached;
+        checked += 1;
+        let got = answers(engine, corpus);
+        for (n, (got, expected)) in got.iter().zip(expected).enumerate() {
+            assert_eq!(got, expected, "answer {n} after step {steps}");
+        }
+    }
+}
+
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn answers_during_a_stepped_build_equal_the_finished_index() {
+    let mut corpus = corpus();
+    let expected = answers(&mut engine(), &corpus);
+    assert!(
+        expected[0]["items"].as_array().is_some_and(|items| items.len() > 5),
+        "the queries match"
+    );
+    let mut stepped = engine();
+    let checked = step_and_compare(&mut stepped, &corpus, &expected);
+    assert!(checked >= 10, "checked {checked} times during the first build");
+
+    // A second build, over a changed corpus: unchanged sessions are answered by the index,
+    // the others read from the corpus, and what the index holds of them is left out.
+    change(&mut corpus);
+    let before = expected;
+    let expected = answers(&mut engine(), &corpus);
+    assert_ne!(expected, before, "the changes show in the answers");
+    let checked = step_and_compare(&mut stepped, &corpus, &expected);
+    assert!(checked >= 4, "checked {checked} times during the second build");
+    assert_eq!(answers(&mut stepped, &corpus), expected, "and once built");
+}
+
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn cursors_given_during_a_build_go_on_after_its_commit_unless_the_corpus_moved() {
+    let mut corpus = corpus();
+    let request = r#"{"query":"the","limit":2}"#;
+    let mut reference = engine();
+    let first = session_page(&mut reference, &corpus, request);
+    let parsed = parse_session_request(&json(request), &SearchConfig::default()).expect("valid");
+    let follow = |cursor: &str| {
+        let mut next = parsed.clone();
+        next.cursor = Some(cursor.to_owned());
+        next
+    };
+    let reference_cursor = reference
+        .search_sessions(&corpus, &parsed)
+        .expect("searches")
+        .next_cursor
+        .expect("more");
+    let second = comparable(
+        &reference
+            .search_sessions(&corpus, &follow(&reference_cursor))
+            .expect("pages"),
+    );
+
+    let mut stepped = engine();
+    assert!(!stepped.index_step(&corpus, 1).expect("steps").done);
+    let page = stepped.search_sessions(&corpus, &parsed).expect("searches");
+    assert_eq!(comparable(&page), first);
+    let cursor = page.next_cursor.expect("more");
+    while !stepped.index_step(&corpus, 4096).expect("steps").done {}
+    let after_commit = stepped.search_sessions(&corpus, &follow(&cursor)).expect("goes on");
+    assert_eq!(comparable(&after_commit), second);
+
+    let mut moved = engine();
+    assert!(!moved.index_step(&corpus, 1).expect("steps").done);
+    let cursor = moved
+        .search_sessions(&corpus, &parsed)
+        .expect("searches")
+        .next_cursor
+        .expect("more");
+    add_live(&mut corpus, "late", &["the late one"]);
+    let stale = moved.search_sessions(&corpus, &follow(&cursor)).expect_err("stale");
+    assert_eq!(stale.code, ErrorCode::QueryStaleCursor);
+}
