@@ -49,6 +49,8 @@ fn short(value: &Json) -> String {
 struct Mismatches {
     lines: Vec<String>,
     checked: usize,
+    /// Searches replayed while an index build was under way.
+    mid_build: usize,
 }
 
 impl Mismatches {
@@ -169,6 +171,7 @@ fn reads_equal_dsh_on_generated_corpora() {
     let mut out = Mismatches {
         lines: Vec::new(),
         checked: 0,
+        mid_build: 0,
     };
     let mut sessions = 0;
     for dump in &dumps {
@@ -216,8 +219,18 @@ fn without_messages(settlements: Option<&Json>) -> Json {
     value
 }
 
+/// How the index is built while the calls replay.
+#[derive(Clone, Copy)]
+enum Building {
+    /// By the searches themselves (each brings the index up to date first).
+    BySearches,
+    /// In steps of this many bytes of text, one before every call: the searches answer while
+    /// the build is under way.
+    InSteps(u64),
+}
+
 /// Replays the recorded calls of one dump through our JSON-RPC face; returns how many ran.
-fn replay_calls(dump_path: &Path, logs: &Path, backend: &str, out: &mut Mismatches) -> usize {
+fn replay_calls(dump_path: &Path, logs: &Path, backend: &str, building: Building, out: &mut Mismatches) -> usize {
     let dump = parse(&std::fs::read_to_string(dump_path).expect("dump readable"));
     let Some(calls) = dump.get("calls").and_then(Json::as_array) else {
         return 0;
@@ -237,7 +250,15 @@ fn replay_calls(dump_path: &Path, logs: &Path, backend: &str, out: &mut Mismatch
     // cursor our own earlier page returned.
     let mut our_cursors: Vec<Option<Json>> = Vec::with_capacity(calls.len());
     for (index, call) in calls.iter().enumerate() {
+        let mut under_way = false;
+        if let Building::InSteps(budget) = building {
+            // A step fails where the corpus cannot be read; the call then fails as DSH's does.
+            under_way = server.archive_mut().index_step(budget).is_ok_and(|p| !p.done);
+        }
         let method = call.get("method").and_then(Json::as_str).expect("method");
+        if under_way && method.starts_with("search") {
+            out.mid_build += 1;
+        }
         let mut params = call.get("params").cloned().unwrap_or(Json::Array(Vec::new()));
         if let Some(from) = call.get("cursorFrom").and_then(Json::as_index)
             && let Some(Some(cursor)) = our_cursors.get(from as usize)
@@ -249,7 +270,15 @@ fn replay_calls(dump_path: &Path, logs: &Path, backend: &str, out: &mut Mismatch
         }
         let request = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
         let response = parse(&server.handle_line(&request).expect("a response"));
-        let what = format!("{root_name} [{backend}] call #{index} {method} {}", short(&params));
+        let stepped = if matches!(building, Building::InSteps(_)) {
+            ", in steps"
+        } else {
+            ""
+        };
+        let what = format!(
+            "{root_name} [{backend}{stepped}] call #{index} {method} {}",
+            short(&params)
+        );
         our_cursors.push(response.get("result").and_then(|r| r.get("nextCursor")).cloned());
         let ours = match response.get("error") {
             Some(error) => {
@@ -329,15 +358,22 @@ fn recorded_calls_replay_equal_through_rpc() {
     let mut out = Mismatches {
         lines: Vec::new(),
         checked: 0,
+        mid_build: 0,
     };
     let mut calls = 0;
     for dump in &dumps {
-        // Search answers must not depend on the engine: replay with each backend.
+        // Search answers must not depend on the engine, nor on whether the index is still
+        // being built: replay with each backend, and once more with the build in steps.
         for backend in ["tantivy", "sqlite"] {
-            calls += replay_calls(dump, &dir.join("logs"), backend, &mut out);
+            calls += replay_calls(dump, &dir.join("logs"), backend, Building::BySearches, &mut out);
         }
+        calls += replay_calls(dump, &dir.join("logs"), "tantivy", Building::InSteps(64), &mut out);
     }
-    eprintln!("replayed {calls} recorded calls ({} checks)", out.checked);
+    eprintln!(
+        "replayed {calls} recorded calls ({} checks, {} searches while the index was being built)",
+        out.checked, out.mid_build
+    );
+    assert!(out.mid_build >= 100, "searches replayed mid-build: {}", out.mid_build);
     assert!(
         calls >= 1000,
         "the oracle must record at least 1000 calls, found {calls}"
