@@ -578,7 +578,11 @@ export declare class SessionArchive {
   formatSessionReferenceMention(reference: SessionReferenceInput): Promise<string>;
   parseSessionReferenceText(text: string): Promise<ParsedReferenceText>;
 
-  /** Builds the search index now, with progress; otherwise the first search builds it whole. */
+  /**
+   * Builds the search index now, in steps with progress; otherwise the first search builds it
+   * whole. Searches made while it runs do not wait for it: they give the finished index's
+   * answers (sessions not yet indexed are read directly), and their cursors go on after it.
+   */
   buildIndex(options?: BuildIndexOptions): Promise<IndexProgress>;
   /** The built search index as bytes (e.g. for IndexedDB), reopened by `importIndex`. */
   exportIndex(): Promise<Uint8Array>;

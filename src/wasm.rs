@@ -237,7 +237,8 @@ impl WasmArchive {
 
     /// Builds the search index by about `budget` bytes of document text; returns
     /// `{sessionsDone, sessionsTotal, eventsDone, eventsTotal, done}` as JSON text. Call until
-    /// `done` to show progress on a long first build (a search would otherwise build it whole).
+    /// `done` to show progress on a long first build (a search would otherwise build it whole);
+    /// searches in between answer without finishing it.
     #[wasm_bindgen(js_name = indexStep)]
     pub fn index_step(&mut self, budget: f64) -> Result<String, JsValue> {
         let budget = if budget.is_finite() && budget >= 1.0 {

@@ -731,14 +731,18 @@ export function createApi(loadRaw) {
     }
 
     /**
-     * Builds the search index now, with progress (otherwise the first search builds it whole).
-     * Queued behind loads. An abort stops between steps (SESSION_QUERY_ABORTED); the work done
-     * is kept, and the next call or search goes on from there.
+     * Builds the search index now, in steps with progress (otherwise the first search builds
+     * it whole). It starts behind loads; while it runs, searches answer without waiting for it
+     * (what the build has not published yet is read from the corpus), with the answers the
+     * finished index gives. An abort stops between steps (SESSION_QUERY_ABORTED); the work done
+     * is kept, and the next call goes on from there.
      */
     buildIndex(options) {
-      const run = this.#loading.then(() => this.#buildIndex(options));
-      this.#loading = run.catch(() => {});
-      return run;
+      const ready = this.#loading.then(() => this.#bringIn(null));
+      // Only the start is queued: searches and loads run between the build's steps (a load
+      // that lands part-way is followed by the steps after it).
+      this.#loading = ready.catch(() => {});
+      return ready.then(() => this.#buildIndex(options));
     }
 
     async #buildIndex(options) {
@@ -752,7 +756,6 @@ export function createApi(loadRaw) {
       if (!Number.isSafeInteger(stepBytes) || stepBytes < 1) {
         throw argumentError('buildIndex options.stepBytes must be a positive integer');
       }
-      await this.#bringIn(null);
       for (;;) {
         if (signal !== undefined && signal.aborted) throw searchAborted();
         const handle = this.#open();

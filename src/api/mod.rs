@@ -243,7 +243,8 @@ impl Archive {
 
     /// Builds the search index, or brings it up to date, by about `budget` bytes of document
     /// text, and says how far it got: for faces that show progress on a long first build.
-    /// Nothing is searchable until a step reports `done`; a search finishes the build first.
+    /// Until a step reports `done`, searches do not finish the build: they read the sessions
+    /// it has not published from the corpus, and answer as the finished index will.
     pub fn index_step(&mut self, budget: u64) -> Result<IndexProgress, Error> {
         let (engine, corpus) = self.searcher()?;
         engine.index_step(corpus, budget)

@@ -233,6 +233,31 @@ test('buildIndex reports steps up to done; an aborted build resumes; searches eq
   plain.free();
 });
 
+test('searches while buildIndex runs do not wait for it, answer as the finished index, and page on after it', async () => {
+  const building = await loaded();
+  const plain = await loaded();
+  const request = { query: 'the', limit: 3 };
+  // A search started at every report of unfinished work runs before the next step.
+  const during = [];
+  const build = building.buildIndex({
+    stepBytes: 1024,
+    onProgress: (p) => {
+      if (!p.done) during.push(building.searchSessions(request));
+    },
+  });
+  assert.equal((await build).done, true);
+  assert.ok(during.length >= 2, `searched ${during.length} times while the build was under way`);
+  const expected = await plain.searchSessions(request);
+  assert.ok(expected.items.length === 3 && expected.nextCursor);
+  const pages = await Promise.all(during);
+  for (const page of pages) assert.deepEqual(page.items, expected.items);
+  const next = await building.searchSessions({ ...request, cursor: pages[0].nextCursor });
+  const expectedNext = await plain.searchSessions({ ...request, cursor: expected.nextCursor });
+  assert.deepEqual(next.items, expectedNext.items, 'a cursor given mid-build goes on after the build');
+  building.free();
+  plain.free();
+});
+
 test('use after free is SESSION_ARCHIVE_CLOSED, never a wasm error', async () => {
   const archive = await loaded();
   const index = await archive.exportIndex();
