@@ -161,8 +161,13 @@ export async function runPackage({ SessionArchive, entries, queries, plan, fallb
   const loaded = performance.now();
   if (report.failures?.length) throw new Error(`load failures: ${JSON.stringify(report.failures).slice(0, 500)}`);
   const wasmLoaded = await memory();
+  // As an app would: the index builds in the background (in steps) and the first search does
+  // not wait for it. Then the build is let finish.
+  const build = archive.buildIndex();
   await archive.searchSessions({ query: 'zzyzx qwertyuiop' });
   const firstResult = performance.now();
+  await build;
+  const indexed = performance.now();
   const wasmIndexed = await memory();
   const result = await runQueries({
     sessions: (request) => archive.searchSessions(request),
@@ -179,7 +184,7 @@ export async function runPackage({ SessionArchive, entries, queries, plan, fallb
   archive.free();
   return {
     loadMs: loaded - start,
-    indexMs: firstResult - loaded,
+    indexMs: indexed - loaded,
     firstResultMs: firstResult - start,
     memory: { wasmStart, wasmLoadBytes: wasmLoaded - wasmStart, wasmIndexBytes: wasmIndexed - wasmLoaded, wasmTotal: wasmIndexed, wasmQueried, wasmPrepared, wasmPeak },
     ...result,
