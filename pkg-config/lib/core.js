@@ -325,6 +325,8 @@ export function createApi(loadRaw) {
   class SessionArchive {
     #handle;
     #loading = Promise.resolve();
+    /** `buildIndex` calls not yet ended. */
+    #building = 0;
     /** A lazy source: `{source, originals: Map(key → the source's path), report}`; else null. */
     #lazy = null;
 
@@ -685,6 +687,14 @@ export function createApi(loadRaw) {
       const abortedBefore = signal !== undefined && signal.aborted;
       let result;
       try {
+        // Asked before the build's first step, a search would build the whole index itself:
+        // one smallest step starts the build, and the search answers alongside it. A step that
+        // fails is left for the search to report, after its own checks (as DSH orders them).
+        if (this.#building > 0 && this.#handle !== null) {
+          try {
+            this.#handle.indexStep(1);
+          } catch {}
+        }
         result = this.#call(method, [request]);
       } catch (error) {
         if (abortedBefore && !isRequestError(error)) throw searchAborted();
@@ -742,7 +752,10 @@ export function createApi(loadRaw) {
       // Only the start is queued: searches and loads run between the build's steps (a load
       // that lands part-way is followed by the steps after it).
       this.#loading = ready.catch(() => {});
-      return ready.then(() => this.#buildIndex(options));
+      this.#building += 1;
+      return ready.then(() => this.#buildIndex(options)).finally(() => {
+        this.#building -= 1;
+      });
     }
 
     async #buildIndex(options) {
