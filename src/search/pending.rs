@@ -9,7 +9,7 @@
 
 use super::build::session_texts;
 use super::engine::{CountSink, DocId, DocMeta, DocStore, Interner, SearchEngine, SearchProvider, same_session};
-use super::tokenizer::{TokenizerMode, Tokens};
+use super::tokenizer::{TokenizerMode, Tokens, may_contain_token};
 use crate::corpus::{Corpus, SessionRecord, Source};
 use crate::filters::EventFilter;
 use std::collections::{HashMap, HashSet};
@@ -124,7 +124,8 @@ pub(super) fn scan_session(
 /// do not), as the index counts them; `None` without an occurrence.
 fn merged_span_count(text: &str, phrase: &[String], mode: TokenizerMode) -> Option<u32> {
     let len = phrase.len();
-    if len == 0 {
+    let longest = phrase.iter().max_by_key(|term| term.len())?;
+    if !may_contain_token(text, longest) {
         return None;
     }
     // The last `len` tokens, as a ring, to compare with the phrase at every position.

@@ -439,6 +439,47 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
+/// Whether some token of `text` may be `term` (a folded token, as the tokenizer yields it):
+/// `false` only where none can be, so a search can skip tokenizing such a text. Only an ASCII
+/// term is looked for. Folding maps every other character to one that is not ASCII, except
+/// upper-case ASCII letters and the characters it folds into ASCII (Latin letters with a
+/// diacritic, the Kelvin sign) or deletes (combining diacritics); in a text without those, a
+/// token that is an ASCII term is a run of ASCII letters and digits that equals the term but
+/// for case, so the term is in the text as such a substring. Any other text may hold it.
+pub fn may_contain_token(text: &str, term: &str) -> bool {
+    let bytes = term.as_bytes();
+    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_alphanumeric) {
+        return true;
+    }
+    if !text.is_ascii() && text.chars().any(|c| c as u32 >= 0x80 && fold(c as u32) < 0x80) {
+        return true;
+    }
+    contains_ignoring_ascii_case(text.as_bytes(), bytes)
+}
+
+/// Whether `needle` (ASCII letters and digits) is in `haystack` but for the case of letters.
+/// The needle's least common byte is searched for first (`memchr`), in both cases.
+fn contains_ignoring_ascii_case(haystack: &[u8], needle: &[u8]) -> bool {
+    // English letters from most to least common; digits count as rare.
+    const COMMON: &[u8] = b"etaoinshrdlcumwfgypbvkjxqz";
+    let rarity = |b: u8| {
+        COMMON
+            .iter()
+            .position(|&c| c == b.to_ascii_lowercase())
+            .unwrap_or(COMMON.len())
+    };
+    let Some((at, &rare)) = needle.iter().enumerate().max_by_key(|&(_, &b)| rarity(b)) else {
+        return true;
+    };
+    let mut candidates = memchr::memchr2_iter(rare.to_ascii_lowercase(), rare.to_ascii_uppercase(), haystack);
+    candidates.any(|found| {
+        found
+            .checked_sub(at)
+            .and_then(|start| haystack.get(start..start + needle.len()))
+            .is_some_and(|window| window.eq_ignore_ascii_case(needle))
+    })
+}
+
 /// SQLite's `aTokenChar[]` for the default categories: ASCII letters and digits.
 static ASCII_TOKEN_CHAR: [bool; 128] = {
     let mut table = [false; 128];

@@ -1084,3 +1084,38 @@ fn throughput() {
         }
     }
 }
+
+#[test]
+fn may_contain_token_is_false_only_where_no_token_is_the_term() {
+    use super::may_contain_token;
+    assert!(!may_contain_token("The dog ran", "cat"));
+    assert!(may_contain_token("CONCATENATE", "cat"), "a substring is enough");
+    assert!(may_contain_token("Café", "cafe") && may_contain_token("ca\u{301}fe", "cafe"));
+    assert!(may_contain_token("\u{212A}ey", "key"), "the Kelvin sign folds to k");
+    assert!(!may_contain_token("数据 ж x", "xy"));
+    assert!(may_contain_token("anything", "数据"), "only ASCII terms are looked for");
+    // Texts mixing ASCII, letters that fold into ASCII or vanish, and letters that do not.
+    let pieces = [
+        "a", "B", "x", "Y", "k", "1", "0", " ", "_", "-", "é", "É", "\u{301}", "\u{212A}", "ß", "ж", "Ж", "数", "据",
+        "İ", "ﬁ", "Ａ", "\u{FFFE}",
+    ];
+    let terms = ["ab", "xa", "k", "e", "1a", "by", "ax1", "kk", "ss", "i", "a"];
+    let mut next = crate::testing::xorshift(0x5EED_u64);
+    let mut skipped = 0;
+    for _ in 0..20_000 {
+        let text: String = (0..next(12)).map(|_| pieces[next(pieces.len())]).collect();
+        let term = terms[next(terms.len())];
+        if may_contain_token(&text, term) {
+            continue;
+        }
+        skipped += 1;
+        for mode in TokenizerMode::ALL {
+            let tokens = tokenize(&text, mode);
+            assert!(
+                tokens.iter().all(|t| t.text != term),
+                "{term:?} is a token of {text:?} ({mode:?})"
+            );
+        }
+    }
+    assert!(skipped > 5_000, "the filter skips texts: {skipped}");
+}
