@@ -411,21 +411,29 @@ fn read_batch(source: &Source<'_>, from: usize, budget: u64) -> Batch {
         documents: Vec::new(),
     };
     while batch.end < events.len() && (batch.end == from || batch.spent < budget) {
-        let one = std::slice::from_ref(&events[batch.end]);
+        let documents = event_documents(source, batch.end);
         batch.end += 1;
-        batch.spent += 1;
-        for document in session_documents(&source.log.header.raw_id, one, &source.log.surface) {
-            let raw = document.text.into_lossy();
-            let (text, changed) = match is_sanitized(&raw) {
-                true => (raw, false),
-                false => (sanitize_text(&raw), true),
-            };
-            batch.spent += text.len() as u64;
-            batch.documents.push((document.record, text, changed));
-        }
+        batch.spent += 1 + documents.iter().map(|(_, text, _)| text.len() as u64).sum::<u64>();
+        batch.documents.extend(documents);
     }
     batch.spent = batch.spent.max(1);
     batch
+}
+
+/// The documents of event `index` of a session: each one's record, sanitised text, and whether
+/// sanitising changed it.
+pub(super) fn event_documents(source: &Source<'_>, index: usize) -> Vec<(EventRecord, String, bool)> {
+    let one = std::slice::from_ref(&source.log.events[index]);
+    session_documents(&source.log.header.raw_id, one, &source.log.surface)
+        .into_iter()
+        .map(|document| {
+            let raw = document.text.into_lossy();
+            match is_sanitized(&raw) {
+                true => (document.record, raw, false),
+                false => (document.record, sanitize_text(&raw), true),
+            }
+        })
+        .collect()
 }
 
 /// The wrapping sum of documents' hashes.

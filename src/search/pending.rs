@@ -7,7 +7,7 @@
 //! the finished index will give, and its cursors, bound to the corpus state it was read from,
 //! go on once the build commits that same state.
 
-use super::build::session_texts;
+use super::build::event_documents;
 use super::engine::{CountSink, DocId, DocMeta, DocStore, Interner, SearchEngine, SearchProvider, same_session};
 use super::tokenizer::{TokenizerMode, Tokens, may_contain_token};
 use crate::corpus::{Corpus, SessionRecord, Source};
@@ -104,20 +104,42 @@ pub(super) fn scan_session(
     kinds: &mut Interner,
     scanned: &mut Scanned,
 ) {
+    let Some(longest) = phrase.iter().max_by_key(|term| term.len()) else {
+        return;
+    };
     let session: Arc<str> = Arc::from(id);
     let before = scanned.matches.len();
-    for (record, text, changed) in session_texts(source) {
-        let Some(match_count) = merged_span_count(&text, phrase, mode) else {
+    for (index, event) in source.log.events.iter().enumerate() {
+        if !printed_may_hold(&event.text(), longest) {
             continue;
-        };
-        let meta = super::build::document_meta(kinds, &session, &record, &text, changed);
-        if super::engine::event_passes(&meta, filters) {
-            scanned.matches.push((meta, match_count));
+        }
+        for (record, text, changed) in event_documents(source, index) {
+            let Some(match_count) = merged_span_count(&text, phrase, mode) else {
+                continue;
+            };
+            let meta = super::build::document_meta(kinds, &session, &record, &text, changed);
+            if super::engine::event_passes(&meta, filters) {
+                scanned.matches.push((meta, match_count));
+            }
         }
     }
     if scanned.matches.len() > before {
         scanned.records.insert(session, source.record());
     }
+}
+
+thread_local! {
+    /// A finder for `\u`, made once (making one costs about as much as a search).
+    static UNICODE_ESCAPE: memchr::memmem::Finder<'static> = memchr::memmem::Finder::new(b"\\u");
+}
+
+/// Whether an event printed as `printed` may have a document holding the token `term`, so that
+/// its text is worth extracting. The printed event is `JSON.stringify`'s text, which never
+/// escapes a letter or digit: a run of them in a document's text (which joins strings of the
+/// event, and words that are its values) is a run of the printed text too. Only a `\u` escape,
+/// which a log written by other hands may use for anything, could hide one.
+fn printed_may_hold(printed: &str, term: &str) -> bool {
+    may_contain_token(printed, term) || UNICODE_ESCAPE.with(|escape| escape.find(printed.as_bytes()).is_some())
 }
 
 /// How many merged spans `phrase` makes in `text` (overlapping occurrences join, adjacent ones

@@ -443,7 +443,8 @@ impl<'a> Iterator for Tokens<'a> {
 /// `false` only where none can be, so a search can skip tokenizing such a text. Only an ASCII
 /// term is looked for. Folding maps every other character to one that is not ASCII, except
 /// upper-case ASCII letters and the characters it folds into ASCII (Latin letters with a
-/// diacritic, the Kelvin sign) or deletes (combining diacritics); in a text without those, a
+/// diacritic, the Kelvin sign) or deletes (combining diacritics; [`may_fold_into_ascii`]); in
+/// a text without those, a
 /// token that is an ASCII term is a run of ASCII letters and digits that equals the term but
 /// for case, so the term is in the text as such a substring. Any other text may hold it.
 pub fn may_contain_token(text: &str, term: &str) -> bool {
@@ -451,10 +452,24 @@ pub fn may_contain_token(text: &str, term: &str) -> bool {
     if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_alphanumeric) {
         return true;
     }
-    if !text.is_ascii() && text.chars().any(|c| c as u32 >= 0x80 && fold(c as u32) < 0x80) {
+    if !text.is_ascii() && may_fold_into_ascii(text) {
         return true;
     }
     contains_ignoring_ascii_case(text.as_bytes(), bytes)
+}
+
+/// Whether `text` may hold a character that folding maps into ASCII or deletes. Those all lie
+/// in U+00C0..=U+033F (Latin-1 letters, Latin Extended, combining diacritics), U+1E00..=U+1EFF
+/// (Latin Extended Additional) and U+2100..=U+213F (the Kelvin and Ångström signs), which their
+/// UTF-8 tells by a lead byte (and the byte after it), without decoding.
+fn may_fold_into_ascii(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| match b {
+        0xC3..=0xCC => true,
+        0xE1 => matches!(bytes.get(i + 1), Some(0xB8..=0xBB)),
+        0xE2 => bytes.get(i + 1) == Some(&0x84),
+        _ => false,
+    })
 }
 
 /// Whether `needle` (ASCII letters and digits) is in `haystack` but for the case of letters.

@@ -56,7 +56,13 @@ fn corpus() -> Corpus {
         add_live(
             &mut corpus,
             &id,
-            &["alpha beta", "the beta beta beta", "gamma the pagination"],
+            &[
+                "alpha beta",
+                "the beta beta beta",
+                "gamma the pagination",
+                // Matches only once case is folded and diacritics removed.
+                "THE Beta ÁLPHA Pagination ca\\u0301fe",
+            ],
         );
     }
     corpus
@@ -68,7 +74,7 @@ fn change(corpus: &mut Corpus) {
     corpus.remove_live("live-1");
     add_live(corpus, "live-1", &["delta the", "beta alpha beta beta"]);
     corpus
-        .append_live("live-2", vec![user_message(3, "beta beta the end")])
+        .append_live("live-2", vec![user_message(4, "beta beta the end")])
         .expect("grows");
     corpus.remove_live("live-3");
     add_live(corpus, "live-5", &["pagination beta", "alpha"]);
@@ -84,7 +90,7 @@ const SESSION_REQUESTS: [&str; 7] = [
     r#"{"query":"absent words"}"#,
 ];
 
-const EVENT_QUERIES: [&str; 3] = ["beta", "the", "pagination"];
+const EVENT_QUERIES: [&str; 4] = ["beta", "the", "pagination", "cafe"];
 
 /// A page as JSON with its cursor reduced to whether there is one (cursors are bound to the
 /// engine that issued them).

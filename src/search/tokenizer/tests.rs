@@ -1119,3 +1119,16 @@ fn may_contain_token_is_false_only_where_no_token_is_the_term() {
     }
     assert!(skipped > 5_000, "the filter skips texts: {skipped}");
 }
+
+#[test]
+fn every_character_folded_into_ascii_or_deleted_is_flagged() {
+    let mut folding = 0;
+    for c in (0x80..=0x10FFFFu32).filter_map(char::from_u32) {
+        if super::fold(c as u32) < 0x80 {
+            folding += 1;
+            assert!(super::may_fold_into_ascii(&format!("ab{c}cd")), "U+{:04X}", c as u32);
+        }
+    }
+    assert!(folding > 300, "{folding} characters fold into ASCII or vanish");
+    assert!(!super::may_fold_into_ascii("数据 ж — “quoted” ’ → 😀"));
+}
