@@ -432,7 +432,7 @@ pub(super) fn event_passes(doc: &DocMeta, filters: &[EventFilter]) -> bool {
 pub(super) struct SessionBests<'a, 'f> {
     pub(super) docs: &'a DocStore,
     pub(super) sessions: &'a HashMap<String, IndexedSession>,
-    /// The records of sessions read from the corpus instead of the index (they come first).
+    /// The records of sessions read from the corpus instead of the index (looked up first).
     pub(super) scanned: &'a HashMap<Arc<str>, SessionRecord>,
     event_filters: &'f [EventFilter],
     session_filters: &'f [SessionFilter],
@@ -513,6 +513,20 @@ impl<'a> SessionBests<'a, '_> {
         }
     }
 
+    /// Folds in one matching document that passed the event filters.
+    pub(super) fn offer(&mut self, doc: &'a DocMeta, match_count: u32) {
+        let candidate = Match { doc, match_count };
+        match self.run.as_mut() {
+            Some((session, strongest)) if same_session(session, &doc.session) => {
+                *strongest = Match::stronger(*strongest, candidate);
+            }
+            _ => {
+                self.close_run();
+                self.run = Some((&doc.session, candidate));
+            }
+        }
+    }
+
     /// Every matching session's strongest match, unordered.
     fn finish(mut self) -> Vec<Match<'a>> {
         self.close_run();
@@ -549,22 +563,6 @@ impl CountSink for SessionBests<'_, '_> {
 
     fn floor(&self) -> u32 {
         self.floor
-    }
-}
-
-impl<'a> SessionBests<'a, '_> {
-    /// Folds in one matching document that passed the event filters.
-    pub(super) fn offer(&mut self, doc: &'a DocMeta, match_count: u32) {
-        let candidate = Match { doc, match_count };
-        match self.run.as_mut() {
-            Some((session, strongest)) if same_session(session, &doc.session) => {
-                *strongest = Match::stronger(*strongest, candidate);
-            }
-            _ => {
-                self.close_run();
-                self.run = Some((&doc.session, candidate));
-            }
-        }
     }
 }
 
@@ -1062,9 +1060,11 @@ impl<P: SearchProvider> SearchEngine<P> {
         let fingerprint = request.fingerprint();
         // An answer given while the build was under way is the one the commit that ends it
         // gives, if the corpus did not move in between: its cursors go on.
-        let generations = match (&pending, self.reconciled) {
-            (Some(_), _) | (None, None) => vec![pending_generation(corpus.generation())],
-            (None, Some(reconciled)) => vec![self.generation.to_string(), pending_generation(reconciled)],
+        let generations = match &pending {
+            Some(_) => vec![pending_generation(corpus.generation())],
+            None => std::iter::once(self.generation.to_string())
+                .chain(self.reconciled.map(pending_generation))
+                .collect(),
         };
         let offset = match &request.cursor {
             Some(cursor) => self.decode_cursor(cursor, "sessions", &fingerprint, &generations)?,
