@@ -87,6 +87,20 @@ async function main() {
     }
   }
 
+  /** The archive is decoded and its index is building: list it, and let searches in. */
+  async function listed(entry) {
+    try {
+      sessions.show(await engine.sessions());
+    } catch (error) {
+      diagnostics.add({ name: 'listing sessions', error: errorInfo(error) });
+      return;
+    }
+    document.body.dataset.index = 'indexing';
+    document.body.dataset.listed = String(Number(document.body.dataset.listed ?? 0) + 1);
+    status(`Loaded ${entry.name}: ${sessions.sessions.length} sessions; indexing, searches answer meanwhile`);
+    if (!session.sessionId && !route()) session.clear(loadedState(sessions.sessions.length));
+  }
+
   async function loaded(entry) {
     diagnostics.add(entry);
     if (entry.error) {
@@ -113,7 +127,7 @@ async function main() {
     }
   }
 
-  new Opener({ engine, onLoaded: loaded, onStatus: status });
+  new Opener({ engine, onLoaded: loaded, onListed: listed, onStatus: status });
   window.addEventListener('hashchange', openRoute);
   keyboard(search);
 

@@ -25,8 +25,10 @@ export class Engine {
   /**
    * Loads `inputs` (Files or `{path, bytes}`); `onProgress` gets the package's progress.
    * Resolves to `{report, index}` where `index` says how the search index was obtained.
+   * `onBuilding` is called once an index build has started: from then on the sessions can be
+   * listed and searched (the package answers searches while its build runs).
    */
-  async load(inputs, { strict = false, signal, onProgress, onIndexing, onIndexProgress } = {}) {
+  async load(inputs, { strict = false, signal, onProgress, onIndexing, onIndexProgress, onBuilding } = {}) {
     const started = performance.now();
     // The stored-index key and the store are got ready while the worker decodes, so indexing
     // (or restoring) starts as soon as the load is in.
@@ -45,12 +47,12 @@ export class Engine {
       this.generation += 1;
       this.inputKeys.push(await key);
     }
-    const index = changed ? await this.#index(signal, onIndexProgress) : { how: 'unchanged', ms: 0 };
+    const index = changed ? await this.#index(signal, onIndexProgress, onBuilding) : { how: 'unchanged', ms: 0 };
     return { report, index: { ...index, loadMs } };
   }
 
   /** Restores the stored index for this corpus, or builds it now and stores it. */
-  async #index(signal, onProgress) {
+  async #index(signal, onProgress, onBuilding) {
     const key = this.inputKeys.join('\n');
     const started = performance.now();
     const stored = await this.store.get(key);
@@ -65,7 +67,11 @@ export class Engine {
     }
     if (signal?.aborted) return { how: 'skipped', ms: 0 };
     try {
-      await this.archive.buildIndex({ signal, onProgress });
+      const building = this.archive.buildIndex({ signal, onProgress });
+      // Not before: a search then would build the whole index itself, and a stored index
+      // (restored above) comes quicker than any build.
+      onBuilding?.();
+      await building;
     } catch (error) {
       // Cancelled while indexing: what was built stays, and the first search finishes it.
       if (error.code === 'SESSION_QUERY_ABORTED') return { how: 'skipped', ms: 0 };

@@ -7,9 +7,11 @@ import { el, errorInfo, formatBytes } from './dom.js';
 const SAMPLE = 'sample/sample-archive.zip';
 
 export class Opener {
-  constructor({ engine, onLoaded, onStatus }) {
+  constructor({ engine, onLoaded, onListed, onStatus }) {
     this.engine = engine;
     this.onLoaded = onLoaded;
+    /** Called once the sessions can be listed and searched while the index is still building. */
+    this.onListed = onListed;
     this.onStatus = onStatus;
     this.controller = null;
     this.bar = document.getElementById('progress');
@@ -94,7 +96,10 @@ export class Opener {
         this.text.textContent = 'Preparing the search index…';
       };
       const onIndexProgress = (p) => this.#indexProgress(p);
-      const result = await this.engine.load(inputs, { strict: this.strict.checked, signal: controller.signal, onProgress, onIndexing, onIndexProgress });
+      const onBuilding = () => {
+        if (this.controller === controller) this.onListed?.({ name });
+      };
+      const result = await this.engine.load(inputs, { strict: this.strict.checked, signal: controller.signal, onProgress, onIndexing, onIndexProgress, onBuilding });
       if (this.controller === controller) this.onLoaded({ name, ...result });
     } catch (error) {
       if (this.controller === controller) this.onLoaded({ name, error: errorInfo(error) });
