@@ -149,6 +149,10 @@ async function openSearchReopen() {
   figures.reopenHow = await again.page.evaluate(() => document.body.dataset.index);
   figures.reopenLongestTaskMs = Math.round(Math.max(0, ...(await again.page.evaluate(() => window.__longTasks.map((l) => l.duration)))));
   console.log(`# ${JSON.stringify(figures)}`);
+  // The build went on after the search answered (a search that finished it would leave no
+  // report between its answer and the end of the build).
+  const after = progress.filter((at) => at > answered && at <= built).length;
+  assert.ok(after >= 3, `progress updates after the search during the build answered: ${after}`);
   // Progress must cover decoding and indexing: reports after the decode finished.
   const decoded = marks.find(([name]) => name === 'viewer:decoded')[1];
   const indexing = progress.filter((at) => at > decoded && at <= built).length;
