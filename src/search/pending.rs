@@ -9,6 +9,7 @@
 
 use super::build::event_documents;
 use super::engine::{CountSink, DocId, DocMeta, DocStore, Interner, SearchEngine, SearchProvider, same_session};
+use super::rank::merge_spans;
 use super::tokenizer::{TokenizerMode, Tokens, may_contain_token};
 use crate::corpus::{Corpus, SessionRecord, Source};
 use crate::filters::EventFilter;
@@ -114,7 +115,7 @@ pub(super) fn scan_session(
             continue;
         }
         for (record, text, changed) in event_documents(source, index) {
-            let Some(match_count) = merged_span_count(&text, phrase, mode) else {
+            let Some(match_count) = merged_span_count(&text, phrase, longest, mode) else {
                 continue;
             };
             let meta = super::build::document_meta(kinds, &session, &record, &text, changed);
@@ -142,33 +143,29 @@ fn printed_may_hold(printed: &str, term: &str) -> bool {
     may_contain_token(printed, term) || UNICODE_ESCAPE.with(|escape| escape.find(printed.as_bytes()).is_some())
 }
 
-/// How many merged spans `phrase` makes in `text` (overlapping occurrences join, adjacent ones
-/// do not), as the index counts them; `None` without an occurrence.
-fn merged_span_count(text: &str, phrase: &[String], mode: TokenizerMode) -> Option<u32> {
-    let len = phrase.len();
-    let longest = phrase.iter().max_by_key(|term| term.len())?;
+/// How many merged spans `phrase` makes in `text` ([`merge_spans`], as the index counts
+/// them); `None` without an occurrence. A text that cannot hold the phrase's `longest` term
+/// (its event's JSON may hold it only in a key or another field) is not tokenized.
+fn merged_span_count(text: &str, phrase: &[String], longest: &str, mode: TokenizerMode) -> Option<u32> {
     if !may_contain_token(text, longest) {
         return None;
     }
+    let len = phrase.len();
     // The last `len` tokens, as a ring, to compare with the phrase at every position.
     let mut window: Vec<String> = vec![String::new(); len];
     let mut tokens = Tokens::new(text, mode);
-    let (mut count, mut span_end) = (0u32, None::<usize>);
+    let mut starts = Vec::new();
     while let Some(token) = tokens.next_ref() {
         let at = token.position;
         window[at % len].clear();
         window[at % len].push_str(token.text);
-        let Some(start) = (at + 1).checked_sub(len) else {
-            continue;
-        };
-        if (0..len).all(|k| window[(start + k) % len] == phrase[k]) {
-            if span_end.is_none_or(|end| start > end) {
-                count += 1;
-            }
-            span_end = Some(at);
+        if let Some(start) = (at + 1).checked_sub(len)
+            && (0..len).all(|k| window[(start + k) % len] == phrase[k])
+        {
+            starts.push(start as u32);
         }
     }
-    (count > 0).then_some(count)
+    Some(merge_spans(&starts, len as u32)?.match_count)
 }
 
 /// A sink that drops the documents of sessions the index does not answer for (their current
