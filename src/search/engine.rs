@@ -429,11 +429,11 @@ pub(super) fn event_passes(doc: &DocMeta, filters: &[EventFilter]) -> bool {
 /// fewer spans than the head-th highest span count among the sessions' strongest cannot put
 /// its session in the head, nor change which sessions are in it, nor whether one follows it
 /// ([`CountSink::floor`]).
-pub(super) struct SessionBests<'a, 'f> {
-    pub(super) docs: &'a DocStore,
-    pub(super) sessions: &'a HashMap<String, IndexedSession>,
+struct SessionBests<'a, 'f> {
+    docs: &'a DocStore,
+    sessions: &'a HashMap<String, IndexedSession>,
     /// The records of sessions read from the corpus instead of the index (looked up first).
-    pub(super) scanned: &'a HashMap<Arc<str>, SessionRecord>,
+    scanned: &'a HashMap<Arc<str>, SessionRecord>,
     event_filters: &'f [EventFilter],
     session_filters: &'f [SessionFilter],
     /// How many sessions the page and those before it show.
@@ -514,7 +514,7 @@ impl<'a> SessionBests<'a, '_> {
     }
 
     /// Folds in one matching document that passed the event filters.
-    pub(super) fn offer(&mut self, doc: &'a DocMeta, match_count: u32) {
+    fn offer(&mut self, doc: &'a DocMeta, match_count: u32) {
         let candidate = Match { doc, match_count };
         match self.run.as_mut() {
             Some((session, strongest)) if same_session(session, &doc.session) => {

@@ -443,10 +443,10 @@ impl<'a> Iterator for Tokens<'a> {
 /// `false` only where none can be, so a search can skip tokenizing such a text. Only an ASCII
 /// term is looked for. Folding maps every other character to one that is not ASCII, except
 /// upper-case ASCII letters and the characters it folds into ASCII (Latin letters with a
-/// diacritic, the Kelvin sign) or deletes (combining diacritics; [`may_fold_into_ascii`]); in
-/// a text without those, a
-/// token that is an ASCII term is a run of ASCII letters and digits that equals the term but
-/// for case, so the term is in the text as such a substring. Any other text may hold it.
+/// diacritic, the Kelvin sign) or deletes (combining diacritics; [`may_fold_into_ascii`]). In
+/// a text without those, a token that is an ASCII term is a run of ASCII letters and digits
+/// that equals the term but for case, so the term is in the text as such a substring. Any
+/// other text may hold it.
 pub fn may_contain_token(text: &str, term: &str) -> bool {
     let bytes = term.as_bytes();
     if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_alphanumeric) {
