@@ -89,11 +89,16 @@ async function main() {
 
   /** The archive is decoded and its index is building: list it, and let searches in. */
   async function listed(entry) {
+    // The worker answers the listing between build steps; the marks let a test tell that
+    // wait from a stall of the build.
+    performance.mark('viewer:listing');
     try {
       sessions.show(await engine.sessions());
     } catch (error) {
       diagnostics.add({ name: 'listing sessions', error: errorInfo(error) });
       return;
+    } finally {
+      performance.mark('viewer:listing-done');
     }
     document.body.dataset.index = 'indexing';
     document.body.dataset.listed = String(Number(document.body.dataset.listed ?? 0) + 1);
