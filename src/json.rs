@@ -31,12 +31,138 @@ pub enum Json {
 }
 
 /// A JavaScript string: UTF-8 when well formed, WTF-8 when it holds lone surrogates.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// Strings compare, hash and order by their WTF-8 bytes, whichever form holds them.
+#[derive(Clone)]
 pub enum JsString {
     /// A well-formed string.
     Utf8(Box<str>),
     /// A string with at least one lone surrogate, in WTF-8.
     Wtf8(Box<[u8]>),
+    /// A well-formed string of a parse's [`Vocabulary`]: a log repeats its keys and type names
+    /// on every line, and sharing them spares an allocation and a free for each.
+    Known(&'static str),
+}
+
+impl PartialEq for JsString {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_wtf8() == other.as_wtf8()
+    }
+}
+
+impl Eq for JsString {}
+
+impl Hash for JsString {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_wtf8().hash(state);
+    }
+}
+
+impl PartialOrd for JsString {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for JsString {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_wtf8().cmp(other.as_wtf8())
+    }
+}
+
+/// A fixed set of strings that a parse hands out as [`JsString::Known`] instead of allocating
+/// a copy: an open-addressed table, built at compile time, at most half full.
+pub struct Vocabulary {
+    slots: [Option<&'static str>; VOCABULARY_SLOTS],
+    longest: usize,
+}
+
+const VOCABULARY_SLOTS: usize = 256;
+
+impl Vocabulary {
+    /// No strings: every parsed string is allocated.
+    pub const EMPTY: Vocabulary = Vocabulary {
+        slots: [None; VOCABULARY_SLOTS],
+        longest: 0,
+    };
+
+    /// The strings of `lists` (each non-empty; repeats are kept once).
+    pub const fn new(lists: &[&[&'static str]]) -> Vocabulary {
+        let mut vocabulary = Vocabulary::EMPTY;
+        let mut count = 0;
+        let mut list = 0;
+        while list < lists.len() {
+            let mut at = 0;
+            while at < lists[list].len() {
+                count += vocabulary.insert(lists[list][at]) as usize;
+                at += 1;
+            }
+            list += 1;
+        }
+        assert!(
+            count * 2 <= VOCABULARY_SLOTS,
+            "a vocabulary fills at most half of its slots"
+        );
+        vocabulary
+    }
+
+    /// Adds `word` unless it is there; whether it was added.
+    const fn insert(&mut self, word: &'static str) -> bool {
+        assert!(!word.is_empty(), "a vocabulary holds no empty string");
+        let mut at = vocabulary_slot(word.as_bytes());
+        while let Some(taken) = self.slots[at] {
+            if const_bytes_eq(taken.as_bytes(), word.as_bytes()) {
+                return false;
+            }
+            at = (at + 1) % VOCABULARY_SLOTS;
+        }
+        self.slots[at] = Some(word);
+        if word.len() > self.longest {
+            self.longest = word.len();
+        }
+        true
+    }
+
+    /// The vocabulary's copy of `text`, if it holds it.
+    fn get(&self, text: &str) -> Option<&'static str> {
+        let bytes = text.as_bytes();
+        if bytes.is_empty() || bytes.len() > self.longest {
+            return None;
+        }
+        let mut at = vocabulary_slot(bytes);
+        while let Some(word) = self.slots[at] {
+            if word.as_bytes() == bytes {
+                return Some(word);
+            }
+            at = (at + 1) % VOCABULARY_SLOTS;
+        }
+        None
+    }
+}
+
+/// A string's first slot: its length and three of its bytes, mixed (cheap, and spread enough
+/// for a few hundred short words).
+const fn vocabulary_slot(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    let mixed = len.wrapping_mul(0x9E37)
+        ^ (bytes[0] as usize).wrapping_mul(0x2F1)
+        ^ (bytes[len / 2] as usize).wrapping_mul(0x1C3)
+        ^ (bytes[len - 1] as usize).wrapping_mul(0x61);
+    mixed % VOCABULARY_SLOTS
+}
+
+const fn const_bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut at = 0;
+    while at < a.len() {
+        if a[at] != b[at] {
+            return false;
+        }
+        at += 1;
+    }
+    true
 }
 
 /// An object: keys in JavaScript's order (array-index keys ascending, then insertion order).
@@ -109,6 +235,7 @@ impl JsString {
     pub fn as_str(&self) -> Option<&str> {
         match self {
             JsString::Utf8(s) => Some(s),
+            JsString::Known(s) => Some(s),
             JsString::Wtf8(_) => None,
         }
     }
@@ -117,6 +244,7 @@ impl JsString {
     pub fn as_wtf8(&self) -> &[u8] {
         match self {
             JsString::Utf8(s) => s.as_bytes(),
+            JsString::Known(s) => s.as_bytes(),
             JsString::Wtf8(b) => b,
         }
     }
@@ -125,6 +253,7 @@ impl JsString {
     pub fn to_lossy(&self) -> Cow<'_, str> {
         match self {
             JsString::Utf8(s) => Cow::Borrowed(s),
+            JsString::Known(s) => Cow::Borrowed(s),
             JsString::Wtf8(b) => Cow::Owned(wtf8_to_lossy(b)),
         }
     }
@@ -133,6 +262,7 @@ impl JsString {
     pub fn into_lossy(self) -> String {
         match self {
             JsString::Utf8(s) => s.into(),
+            JsString::Known(s) => s.to_owned(),
             JsString::Wtf8(b) => wtf8_to_lossy(&b),
         }
     }
@@ -598,16 +728,18 @@ impl Json {
 
     /// [`Json::parse`] with at most `max_keys` distinct keys in any one object.
     pub fn parse_bounded(text: &str, limits: ParseLimits, max_keys: usize) -> Result<Json, ParseError> {
-        Json::parse_noting_printed(text, limits, max_keys, None).map(|parsed| parsed.value)
+        Json::parse_noting_printed(text, limits, max_keys, None, &Vocabulary::EMPTY).map(|parsed| parsed.value)
     }
 
     /// [`Json::parse_bounded`], noting whether `text` is already `JSON.stringify` of the value
-    /// and where the value of the top-level member `key` starts in it.
+    /// and where the value of the top-level member `key` starts in it. Strings of `vocabulary`
+    /// are shared, not allocated.
     pub fn parse_noting_printed(
         text: &str,
         limits: ParseLimits,
         max_keys: usize,
         key: Option<&str>,
+        vocabulary: &Vocabulary,
     ) -> Result<Parsed, ParseError> {
         let mut parser = Parser {
             text,
@@ -618,6 +750,7 @@ impl Json {
             printed: true,
             noted_key: key.map(str::as_bytes),
             noted_at: None,
+            vocabulary,
         };
         parser.skip_ws();
         let value = parser.value()?;
@@ -680,6 +813,8 @@ struct Parser<'a> {
     /// The top-level key whose value's start is noted in `noted_at`.
     noted_key: Option<&'a [u8]>,
     noted_at: Option<usize>,
+    /// Strings shared rather than allocated (only those without escapes are looked up).
+    vocabulary: &'a Vocabulary,
 }
 
 /// A container the parser is inside. An array's items and a small object's members so far
@@ -818,7 +953,7 @@ impl Parser<'_> {
                         needs_reorder,
                         large,
                     } => {
-                        let member = std::mem::replace(key, JsString::Utf8("".into()));
+                        let member = std::mem::replace(key, JsString::Known(""));
                         self.add_member(&mut scratch.members, *start, large, needs_reorder, member, done)?;
                         match next {
                             Some(b',') => {
@@ -999,7 +1134,10 @@ impl Parser<'_> {
         if rest.get(run) == Some(&b'"') {
             let s = self.text.get(start..start + run).ok_or(ParseError::Syntax(start))?;
             self.at = start + run + 1;
-            return Ok(JsString::Utf8(s.into()));
+            return Ok(match self.vocabulary.get(s) {
+                Some(known) => JsString::Known(known),
+                None => JsString::Utf8(s.into()),
+            });
         }
         // The run the scan found is copied as it is, and decoding goes on from where it stopped.
         let mut buf = rest[..run].to_vec();
@@ -1207,6 +1345,7 @@ pub fn write_string(s: &JsString, out: &mut String) {
     out.push('"');
     match s {
         JsString::Utf8(text) => write_escaped(text, out),
+        JsString::Known(text) => write_escaped(text, out),
         JsString::Wtf8(bytes) => {
             let mut rest: &[u8] = bytes;
             while !rest.is_empty() {
@@ -1339,6 +1478,7 @@ pub fn parse_printed_value(text: &str) -> Json {
         printed: false,
         noted_key: None,
         noted_at: None,
+        vocabulary: &Vocabulary::EMPTY,
     };
     parser.value().unwrap_or(Json::Null)
 }
@@ -1519,6 +1659,58 @@ mod tests {
         assert_eq!(value.to_js_string(), "\"q\\\"\\\\\\n\\u0001\u{7f}\u{2028}é\"");
     }
 
+    /// A vocabulary finds each of its words and nothing else, and a parse shares exactly the
+    /// unescaped strings it holds; shared strings are equal, hash and order as allocated ones.
+    #[test]
+    fn vocabulary_strings_are_shared_and_behave_as_allocated_ones() {
+        static WORDS: Vocabulary = Vocabulary::new(&[&["type", "seq", "tool/call", "a"], &["seq", "user"]]);
+        for word in ["type", "seq", "tool/call", "a", "user"] {
+            assert!(WORDS.get(word).is_some_and(|known| known == word), "{word}");
+        }
+        for other in ["", "typ", "types", "Type", "b", "tool/cal", "tool/callx", "useR"] {
+            assert_eq!(WORDS.get(other), None, "{other}");
+        }
+        let text = r#"{"type":"user","seq":1,"data":{"type":"a\u0062","x":["user","tool/call","users"]}}"#;
+        let parsed = Json::parse_noting_printed(text, ParseLimits::default(), usize::MAX, None, &WORDS).expect("json");
+        let plain = Json::parse(text, ParseLimits::default()).expect("json");
+        assert_eq!(parsed.value, plain);
+        assert_eq!(parsed.value.to_js_string(), text.replace(r"a\u0062", "ab"));
+        let Json::Object(object) = &parsed.value else {
+            panic!("object")
+        };
+        let kinds: Vec<bool> = object
+            .iter()
+            .map(|(key, _)| matches!(key, JsString::Known(_)))
+            .collect();
+        assert_eq!(kinds, [true, true, false]);
+        assert!(matches!(
+            parsed.value.get("type"),
+            Some(Json::String(JsString::Known("user")))
+        ));
+        let strings = |v: &Json| match v.get("data").and_then(|d| d.get("x")) {
+            Some(Json::Array(items)) => items
+                .iter()
+                .map(|i| matches!(i, Json::String(JsString::Known(_))))
+                .collect::<Vec<_>>(),
+            _ => panic!("array"),
+        };
+        assert_eq!(strings(&parsed.value), [true, true, false]);
+        // An escaped spelling is decoded, not looked up.
+        assert!(matches!(
+            parsed.value.get("data").and_then(|d| d.get("type")),
+            Some(Json::String(JsString::Utf8(_)))
+        ));
+        let (known, owned) = (JsString::Known("user"), JsString::from("user"));
+        assert_eq!(known, owned);
+        let state = std::collections::hash_map::RandomState::new();
+        assert_eq!(state.hash_one(&known), state.hash_one(&owned));
+        assert_eq!(
+            JsString::Known("b").cmp(&JsString::from("a")),
+            std::cmp::Ordering::Greater
+        );
+        assert_eq!(JsString::Known("a").cmp(&JsString::from("b")), std::cmp::Ordering::Less);
+    }
+
     /// A parsed object is built once its last member is read: a key repeated before or after
     /// the object grows past the small-object scan (and inside nested containers, whose
     /// members wait above it) still keeps its first place and takes the last value.
@@ -1529,7 +1721,8 @@ mod tests {
             "{{\"a\":1,\"n\":{{\"b\":[1,{{\"b\":2,\"b\":3}}],\"c\":4,\"b\":5}},\"a\":6,{},\"a\":7,\"k0\":8}}",
             many.join(",")
         );
-        let parsed = Json::parse_noting_printed(&text, ParseLimits::default(), usize::MAX, None).expect("json");
+        let parsed = Json::parse_noting_printed(&text, ParseLimits::default(), usize::MAX, None, &Vocabulary::EMPTY)
+            .expect("json");
         assert!(!parsed.printed, "a repeated key is not printed form");
         let object = parsed.value.as_object().expect("object").clone();
         let keys: Vec<String> = object.keys().map(|k| k.to_string()).collect();
@@ -1883,7 +2076,14 @@ mod tests {
         }
 
         fn parse_noting(text: &str) -> Parsed {
-            Json::parse_noting_printed(text, ParseLimits::default(), usize::MAX, Some("surfaceOp")).expect("valid JSON")
+            Json::parse_noting_printed(
+                text,
+                ParseLimits::default(),
+                usize::MAX,
+                Some("surfaceOp"),
+                &Vocabulary::EMPTY,
+            )
+            .expect("valid JSON")
         }
 
         proptest! {

@@ -8,6 +8,7 @@ mod repair;
 mod rows;
 mod upgrade;
 mod validate;
+mod vocabulary;
 
 pub use crate::event::Event;
 pub use header::SessionHeader;
@@ -73,7 +74,7 @@ impl ReadLimits {
         let depth = crate::json::ParseLimits {
             max_depth: self.max_json_depth,
         };
-        Json::parse_noting_printed(text, depth, self.max_object_keys, key)
+        Json::parse_noting_printed(text, depth, self.max_object_keys, key, &vocabulary::LOG_VOCABULARY)
     }
 }
 

@@ -66,6 +66,7 @@ impl JsStringBuilder {
     pub(crate) fn push_js(&mut self, s: &JsString) {
         match s {
             JsString::Utf8(text) => self.push_str(text),
+            JsString::Known(text) => self.push_str(text),
             JsString::Wtf8(bytes) => {
                 for cp in code_points(bytes) {
                     self.push(cp);
