@@ -269,6 +269,15 @@ pub(crate) fn pack_arenas(events: &mut [Event]) {
     }
 }
 
+/// The bytes of plain text [`pack_arenas`] would pack in `events`: what holding them unpacked
+/// costs. A read log's events share one arena, so this looks at the first event's only.
+pub(crate) fn unpacked_bytes(events: &[Event]) -> usize {
+    match events.first().map(|e| &*e.arena) {
+        Some(Arena::Plain(text)) if text.len() >= PACK_MIN_BYTES => text.len(),
+        _ => 0,
+    }
+}
+
 /// `batch`: events sharing one arena, in the order they were pushed.
 fn pack_batch(batch: &mut [Event]) {
     let Arena::Plain(text) = &*batch[0].arena else {

@@ -154,6 +154,16 @@ pub fn read_log_within(
     frame_log(bytes, encoding, limits, budget)?.decode(limits)
 }
 
+/// [`read_log_within`] with the events' text left unpacked ([`SessionLog::pack`] packs it).
+pub fn read_log_unpacked(
+    bytes: &[u8],
+    encoding: Encoding,
+    limits: &ReadLimits,
+    budget: &LoadBudget,
+) -> Result<SessionLog, Error> {
+    frame_log(bytes, encoding, limits, budget)?.decode_unpacked(limits)
+}
+
 /// A log whose lines are framed and parsed but not yet checked: the first half of a read (most
 /// of its cost), so a load in steps can report progress between the halves of a large log.
 pub struct FramedLog(framing::Framed);
@@ -181,6 +191,14 @@ impl FramedLog {
     /// The second half of [`read_log_within`]: the header, legacy shapes, validation, closers
     /// for interrupted turns and the surface fold.
     pub fn decode(self, limits: &ReadLimits) -> Result<SessionLog, Error> {
+        let mut log = self.decode_unpacked(limits)?;
+        log.pack();
+        Ok(log)
+    }
+
+    /// [`FramedLog::decode`] with the events' text left unpacked: compressing it is about a
+    /// tenth of a read, which a load spares up to a bound (`corpus::UNPACKED_BYTES`).
+    pub fn decode_unpacked(self, limits: &ReadLimits) -> Result<SessionLog, Error> {
         let framed = self.0;
         let parsed_header = header::parse_header_line(&framed.header_line, limits)?;
         let id = parsed_header.header.id.clone();
@@ -203,11 +221,10 @@ impl FramedLog {
         let closers = repair::interrupted_turn_closers(&raw_events);
         let synthetic_closers = closers.len();
         raw_events.extend(closers);
-        let mut events = validate::envelopes(raw_events, 0, printed).map_err(in_context)?;
+        let events = validate::envelopes(raw_events, 0, printed).map_err(in_context)?;
         parsed_header.validate().map_err(in_context)?;
         let header = parsed_header.header;
         let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
-        crate::event::pack_arenas(&mut events);
         Ok(SessionLog {
             header,
             events,
@@ -215,6 +232,18 @@ impl FramedLog {
             torn_bytes: framed.torn_bytes,
             surface,
         })
+    }
+}
+
+impl SessionLog {
+    /// Compresses the events' text in blocks, if it is not yet (reads are unchanged).
+    pub fn pack(&mut self) {
+        crate::event::pack_arenas(&mut self.events);
+    }
+
+    /// The bytes of event text [`SessionLog::pack`] would compress.
+    pub fn unpacked_bytes(&self) -> usize {
+        crate::event::unpacked_bytes(&self.events)
     }
 }
 
