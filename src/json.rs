@@ -176,7 +176,7 @@ pub struct JsonObject {
     /// Boxed: most objects are small and never have one, and a value stays four words (the
     /// lint's extra allocation is paid only by the few objects large enough to be indexed).
     #[allow(clippy::box_collection)]
-    index: Option<Box<HashMap<KeyBytes, usize, KeyedHasher>>>,
+    index: Option<Box<HashMap<JsString, usize, KeyedHasher>>>,
 }
 
 /// Objects up to this many keys are searched linearly; larger ones are hash-indexed.
@@ -369,28 +369,11 @@ impl fmt::Display for JsString {
     }
 }
 
-/// An object key in the hash index, hashed and compared as its WTF-8 bytes so that a `&str`
-/// lookup needs no allocation.
-#[derive(Clone)]
-struct KeyBytes(JsString);
-
-impl PartialEq for KeyBytes {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.as_wtf8() == other.0.as_wtf8()
-    }
-}
-
-impl Eq for KeyBytes {}
-
-impl Hash for KeyBytes {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.0.as_wtf8().hash(state);
-    }
-}
-
-impl Borrow<[u8]> for KeyBytes {
+/// A string is looked up by its WTF-8 bytes (its equality and hash are theirs), so that an
+/// object's key index answers a `&str` lookup without an allocation.
+impl Borrow<[u8]> for JsString {
     fn borrow(&self) -> &[u8] {
-        self.0.as_wtf8()
+        self.as_wtf8()
     }
 }
 
@@ -443,7 +426,7 @@ impl JsonObject {
         self.index = (self.entries.len() > INDEXED_OBJECT_KEYS).then(|| {
             let mut index = HashMap::with_capacity_and_hasher(self.entries.len(), KeyedHasher);
             for (at, (key, _)) in self.entries.iter().enumerate() {
-                index.insert(KeyBytes(key.clone()), at);
+                index.insert(key.clone(), at);
             }
             Box::new(index)
         });
@@ -453,7 +436,7 @@ impl JsonObject {
     fn push_new(&mut self, key: JsString, value: Json) {
         match &mut self.index {
             Some(index) => {
-                index.insert(KeyBytes(key.clone()), self.entries.len());
+                index.insert(key.clone(), self.entries.len());
                 self.entries.push((key, value));
             }
             None => {
