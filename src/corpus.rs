@@ -695,7 +695,8 @@ fn read_bound(
     options: &LoadOptions,
     budget: &LoadBudget,
 ) -> Result<SessionLog, (Option<String>, Error)> {
-    let log = log::read_log_unpacked(&file.bytes, file.encoding, &options.limits, budget)
+    let log = log::frame_log(&file.bytes, file.encoding, &options.limits, budget)
+        .and_then(|framed| framed.decode_unpacked(&options.limits))
         .map_err(|e| read_failure(file, options, e))?;
     check_location(file, log)
 }

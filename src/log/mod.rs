@@ -154,16 +154,6 @@ pub fn read_log_within(
     frame_log(bytes, encoding, limits, budget)?.decode(limits)
 }
 
-/// [`read_log_within`] with the events' text left unpacked ([`SessionLog::pack`] packs it).
-pub fn read_log_unpacked(
-    bytes: &[u8],
-    encoding: Encoding,
-    limits: &ReadLimits,
-    budget: &LoadBudget,
-) -> Result<SessionLog, Error> {
-    frame_log(bytes, encoding, limits, budget)?.decode_unpacked(limits)
-}
-
 /// A log whose lines are framed and parsed but not yet checked: the first half of a read (most
 /// of its cost), so a load in steps can report progress between the halves of a large log.
 pub struct FramedLog(framing::Framed);
