@@ -369,7 +369,7 @@ impl Corpus {
         options: &LoadOptions,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<LoadReport, Error> {
-        let mut job = LoadJob::new(inputs, options);
+        let mut job = self.load_job(inputs, options);
         while job.step() {
             let done = job.progress();
             progress(done.sessions_done, done.sessions_total);
@@ -405,8 +405,19 @@ impl Corpus {
         Ok(report)
     }
 
-    /// Packs the text of loaded sessions past the first `keep` bytes left unpacked: each load
-    /// keeps to the bound, and this holds the corpus to it over loads made one after another.
+    /// A load of `inputs` into this corpus: its logs may hold unpacked what the corpus leaves
+    /// of [`UNPACKED_BYTES`], so a log past that is packed as it is read, in the load's steps,
+    /// not with the others when the load commits.
+    pub fn load_job(&self, inputs: Vec<Input>, options: &LoadOptions) -> LoadJob {
+        let held: usize = self.sessions.values().map(|entry| entry.log.unpacked_bytes()).sum();
+        let mut job = LoadJob::new(inputs, options);
+        job.unpacked_left = UNPACKED_BYTES.saturating_sub(held);
+        job
+    }
+
+    /// Packs the text of loaded sessions past the first `keep` bytes left unpacked: a load
+    /// made by [`Corpus::load_job`] keeps to the bound already, and this holds the corpus to
+    /// it whatever job was committed.
     fn pack_past(&mut self, keep: usize) {
         let mut kept = 0;
         for entry in self.sessions.values_mut() {
@@ -972,6 +983,9 @@ pub(crate) mod tests {
             events.map(|event| event.text().to_string()).collect()
         };
         let before = read(&corpus);
+        // The next load may hold unpacked only what this corpus leaves of the bound.
+        let next = corpus.load_job(Vec::new(), &LoadOptions::default());
+        assert_eq!(next.unpacked_left, UNPACKED_BYTES - 3 * each);
         corpus.pack_past(each + 1);
         assert_eq!(unpacked(&corpus), [each, 0, 0]);
         assert_eq!(read(&corpus), before);

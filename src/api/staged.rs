@@ -6,6 +6,10 @@ use crate::archive::{Contents, Deferred, EntryNeeds, HEAD_BYTES, LoadOptions, Lo
 use crate::corpus::{LoadJob, LoadProgress, LoadReport};
 use crate::error::{Error, ErrorCode};
 
+fn no_load_under_way() -> Error {
+    Error::invalid_argument("no load is under way: begin one first")
+}
+
 /// Entries handed over one by one (numbered from 0 in that order), then read log by log.
 pub(super) struct StagedLoad {
     options: LoadOptions,
@@ -55,9 +59,7 @@ impl Archive {
     }
 
     fn staged(&mut self) -> Result<&mut StagedLoad, Error> {
-        self.staged
-            .as_mut()
-            .ok_or_else(|| Error::invalid_argument("no load is under way: begin one first"))
+        self.staged.as_mut().ok_or_else(no_load_under_way)
     }
 
     /// The staged load, while entries may still be handed over.
@@ -98,7 +100,9 @@ impl Archive {
     /// Does the next bounded piece of the staged load (gathering, then one log per call) and
     /// says how far it got. Fails while a deferred entry it reached is not supplied.
     pub fn step_load(&mut self) -> Result<LoadStep, Error> {
-        let StagedLoad { options, entries, job } = self.staged()?;
+        // The fields apart: the job is made from the corpus it will be committed to.
+        let corpus = &self.corpus;
+        let StagedLoad { options, entries, job } = self.staged.as_mut().ok_or_else(no_load_under_way)?;
         let job = match job {
             Some(job) => match job.needed() {
                 Some((deferred, file)) => return Err(not_supplied(deferred, file)),
@@ -106,7 +110,7 @@ impl Archive {
             },
             None => {
                 let inputs = crate::archive::entries::inputs_from_staged(std::mem::take(entries));
-                job.insert(LoadJob::new(inputs, options))
+                job.insert(corpus.load_job(inputs, options))
             }
         };
         // Right after gathering, the first log may be one to supply: the step stops there.
