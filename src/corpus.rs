@@ -464,13 +464,16 @@ impl Corpus {
                 self.unreadable.insert(header.id.clone(), (header, error));
             }
         }
-        let changed: BTreeSet<String> = report
-            .sessions
-            .iter()
-            .filter(|s| s.outcome != "duplicate")
-            .map(|s| s.session_id.clone())
-            .chain(self.conflicted.difference(&conflicted_before).cloned())
-            .collect();
+        // Inserted one by one: collecting would instantiate a sort (see `crate::sorting`).
+        let mut changed = BTreeSet::new();
+        changed.extend(
+            report
+                .sessions
+                .iter()
+                .filter(|s| s.outcome != "duplicate")
+                .map(|s| s.session_id.clone())
+                .chain(self.conflicted.difference(&conflicted_before).cloned()),
+        );
         for id in &changed {
             self.touch(id);
         }
@@ -639,7 +642,8 @@ impl Corpus {
     /// Every id a read can observe, with its source; ids whose live and stored headers
     /// disagree are left out (reads of them fail with `SESSION_QUERY_SOURCE_CONFLICT`).
     pub(crate) fn sources(&self) -> impl Iterator<Item = (&String, Source<'_>)> {
-        let ids: BTreeSet<&String> = self.sessions.keys().chain(self.live.keys()).collect();
+        let mut ids = BTreeSet::new();
+        ids.extend(self.sessions.keys().chain(self.live.keys()));
         ids.into_iter()
             .filter_map(|id| self.source(id).ok().map(|source| (id, source)))
     }

@@ -289,7 +289,7 @@ fn pack_batch(batch: &mut [Event]) {
     // Events printed after the lines of their log sit after the lines that follow them.
     let mut ends: Vec<usize> = batch.iter().map(|e| e.end).collect();
     if !ends.is_sorted() {
-        ends.sort_unstable();
+        crate::sorting::sort(&mut ends);
     }
     let packed = Arc::new(Arena::Packed(PackedText::pack(text, ends)));
     for event in batch {

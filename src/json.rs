@@ -529,7 +529,7 @@ impl JsonObject {
 
     /// JavaScript lists array-index keys first, in ascending numeric order.
     fn order_like_js(&mut self) {
-        self.entries.sort_by_key(|(k, _)| match array_index_value(k.as_wtf8()) {
+        crate::sorting::sort_by_key(&mut self.entries, |(k, _)| match array_index_value(k.as_wtf8()) {
             Some(n) => (0, n),
             None => (1, 0),
         });

@@ -38,6 +38,7 @@ pub mod reads;
 pub mod reference;
 pub mod rpc;
 pub mod search;
+pub mod sorting;
 #[cfg(test)]
 mod testing;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]

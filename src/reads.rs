@@ -239,7 +239,7 @@ impl Corpus {
             .chain(self.unreadable_records())
             .chain(self.listed_records())
             .collect();
-        records.sort_by(|a, b| {
+        crate::sorting::sort_by(&mut records, |a, b| {
             b.header
                 .created_at
                 .cmp(&a.header.created_at)
@@ -359,7 +359,7 @@ impl Corpus {
             }
         }
         for list in children.values_mut() {
-            list.sort_by(|a, b| {
+            crate::sorting::sort_by(list, |a, b| {
                 a.header
                     .created_at
                     .cmp(&b.header.created_at)

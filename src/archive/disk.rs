@@ -157,7 +157,7 @@ pub(super) fn walk(root: &Path, wanted: impl Fn(&str) -> bool) -> Listing {
             }
         }
     }
-    listing.files.sort_by(|a, b| a.0.cmp(&b.0));
-    listing.failures.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::sorting::sort_by(&mut listing.files, |a, b| a.0.cmp(&b.0));
+    crate::sorting::sort_by(&mut listing.failures, |a, b| a.0.cmp(&b.0));
     listing
 }

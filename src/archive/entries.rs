@@ -44,7 +44,7 @@ fn group<T>(
         .map(|(path, contents)| (path.replace('\\', "/").trim_start_matches('/').to_owned(), contents))
         .collect();
     // In path order, as a folder on disk is read, whatever order the host listed them in.
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::sorting::sort_by(&mut entries, |a, b| a.0.cmp(&b.0));
     for (path, contents) in entries {
         if path.contains('/') {
             in_folder.push((path, contents));

@@ -147,8 +147,8 @@ pub fn list_candidates_cancellable(
         .enumerate()
         .collect();
     check(cancel)?;
-    // `sort_by_key` is stable, so the listing order (the index) breaks rank ties.
-    records.sort_by_key(|(index, record)| (rank(record), *index));
+    // The sort is stable, so the listing order (the index) breaks rank ties.
+    crate::sorting::sort_by_key(&mut records, |(index, record)| (rank(record), *index));
     if needle.is_empty() {
         // Only the candidates that will be shown have their titles read.
         records.truncate(limit);

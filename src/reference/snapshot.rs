@@ -396,7 +396,7 @@ fn drop_oldest(messages: &[PendingMessage<'_>], fixed: usize, max_bytes: u64) ->
     }
     let dropped = &droppable[..first_kept];
     let dropped_bytes = dropped.iter().map(|&i| messages[i].facts.text_bytes as u64).sum();
-    kept.sort_unstable_by_key(|(i, _)| *i);
+    crate::sorting::sort_by_key(&mut kept, |(i, _)| *i);
     (
         kept.into_iter().map(|(_, item)| item).collect(),
         dropped.len(),

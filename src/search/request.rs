@@ -241,7 +241,7 @@ fn session_filter_budget(filter: &SessionFilter) -> (usize, usize) {
         }
         SessionFilter::Availability(values) => {
             let mut distinct: Vec<&String> = values.iter().collect();
-            distinct.sort();
+            crate::sorting::sort(&mut distinct);
             distinct.dedup();
             (usize::from(distinct.len() != 2), 0)
         }
@@ -305,7 +305,7 @@ fn canonical_range(kind: &str, range: &crate::filters::Range) -> String {
 
 fn canonical_list(kind: &str, values: Vec<Option<String>>) -> String {
     let mut values = values;
-    values.sort();
+    crate::sorting::sort(&mut values);
     let items: Vec<String> = values
         .iter()
         .map(|v| {
@@ -329,7 +329,7 @@ fn canonical_session_filters(filters: &[SessionFilter]) -> Vec<String> {
             SessionFilter::Availability(v) => canonical_list("availability", some(v)),
         })
         .collect();
-    out.sort();
+    crate::sorting::sort(&mut out);
     out
 }
 
@@ -346,7 +346,7 @@ fn canonical_event_filters(filters: &[EventFilter]) -> Vec<String> {
             EventFilter::Text(t) => canonical_list("text", vec![Some(t.clone())]),
         })
         .collect();
-    out.sort();
+    crate::sorting::sort(&mut out);
     out
 }
 

@@ -465,7 +465,7 @@ impl TantivyProvider {
             let metas = index.load_metas().map_err(index_failed)?;
             let mut names: Vec<std::path::PathBuf> = metas.list_segment_files().into_iter().collect();
             names.push(std::path::PathBuf::from("meta.json"));
-            names.sort();
+            crate::sorting::sort(&mut names);
             let mut files = Vec::with_capacity(names.len());
             for name in names {
                 if !index.directory().exists(&name).map_err(index_failed)? {
