@@ -4,10 +4,11 @@
 use crate::archive::{self, Binding, Deferred, FileFailure, Input, InputSummary, LoadBudget, LoadOptions, LogFile};
 use crate::error::{Error, ErrorCode};
 use crate::json::Json;
+use crate::log::transfer::{self, DecodeTicket};
 use crate::log::{self, Encoding, SessionHeader, SessionLog};
 use serde::Serialize;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod listed;
 pub use listed::{ListedCopy, ListingJob, ListingReport};
@@ -148,6 +149,14 @@ pub struct LoadJob {
     /// How much more event text the logs in `read` may hold unpacked ([`UNPACKED_BYTES`] at
     /// first); a log past it is packed as it is read.
     unpacked_left: usize,
+    /// The next log as another instance read it ([`LoadJob::supply_read`]): the next step
+    /// takes it instead of reading the log.
+    adopted: Option<(u64, SessionLog)>,
+    /// Where each deferred log is among the gathered ones, by entry number: how a ticket finds
+    /// its log without a scan ([`LoadJob::ticket`] is asked once for every log ahead).
+    deferred_at: HashMap<usize, usize>,
+    /// How many logs were gathered (`pending` holds the ones not yet taken, in order).
+    gathered: usize,
 }
 
 impl LoadJob {
@@ -164,9 +173,14 @@ impl LoadJob {
             sessions_total: gathered.logs.len(),
             ..LoadProgress::default()
         };
+        let deferred_at = (gathered.logs.iter().enumerate())
+            .filter_map(|(at, file)| Some((file.deferred.as_ref()?.key, at)))
+            .collect();
         LoadJob {
             options: *options,
             report,
+            deferred_at,
+            gathered: gathered.logs.len(),
             pending: gathered.logs.into_iter(),
             progress,
             budget: gathered.budget,
@@ -175,6 +189,7 @@ impl LoadJob {
             framed: None,
             refused: None,
             unpacked_left: UNPACKED_BYTES,
+            adopted: None,
         }
     }
 
@@ -198,17 +213,7 @@ impl LoadJob {
     /// read failed or the log refuses them ([`LogFile::take_supplied`]). Fails, changing
     /// nothing, when `key` is not the entry needed.
     pub fn supply(&mut self, key: usize, supplied: Result<Vec<u8>, Error>) -> Result<(), Error> {
-        match self.needed() {
-            Some((deferred, _)) if deferred.key == key => {}
-            Some((deferred, file)) => {
-                let message = format!(
-                    "entry {key} is not needed now: entry {} ({}) is",
-                    deferred.key, file.path
-                );
-                return Err(Error::invalid_argument(message));
-            }
-            None => return Err(Error::invalid_argument(format!("entry {key} is not needed now"))),
-        }
+        self.check_needed(key)?;
         let Some(file) = self.pending.as_mut_slice().first_mut() else {
             return Ok(());
         };
@@ -218,9 +223,88 @@ impl LoadJob {
         Ok(())
     }
 
+    /// The deferred logs not yet read, in the order the load reads them (the one
+    /// [`LoadJob::needed`] names first): what helpers may read ahead of the load.
+    pub fn ahead(&self) -> impl Iterator<Item = usize> + '_ {
+        let pending = self.pending.as_slice().iter();
+        pending.filter_map(|file| Some(file.deferred.as_ref()?.key))
+    }
+
+    /// How a helper reads the deferred log `key` as this load would ([`transfer::read_for_transfer`]).
+    pub fn ticket(&self, key: usize) -> Result<DecodeTicket, Error> {
+        let file = self.pending_deferred(key)?;
+        Ok(self.ticket_for(file))
+    }
+
+    fn ticket_for(&self, file: &LogFile) -> DecodeTicket {
+        DecodeTicket {
+            encoding: file.encoding,
+            limits: self.options.limits,
+            budget: self.budget.remaining(),
+        }
+    }
+
+    fn pending_deferred(&self, key: usize) -> Result<&LogFile, Error> {
+        let taken = self.gathered - self.pending.len();
+        let at = self.deferred_at.get(&key).and_then(|at| at.checked_sub(taken));
+        at.and_then(|at| self.pending.as_slice().get(at))
+            .filter(|file| file.deferred.as_ref().is_some_and(|d| d.key == key))
+            .ok_or_else(|| Error::invalid_argument(format!("entry {key} is no log this load has yet to read")))
+    }
+
+    /// Hands over the log [`LoadJob::needed`] names by `key` as a helper read it
+    /// ([`transfer::read_for_transfer`]): `true` when the next step takes it as read;
+    /// `false` when it is refused (another file's read, a header out of place, the load's
+    /// budget spent), and the log's bytes must be supplied instead ([`LoadJob::supply`]), so
+    /// that the load reads it itself and reports any failure as it always does. Fails,
+    /// changing nothing, when `key` is not the entry needed.
+    pub fn supply_read(&mut self, key: usize, read: &[u8]) -> Result<bool, Error> {
+        self.check_needed(key)?;
+        let Some(file) = self.pending.as_slice().first() else {
+            return Ok(false);
+        };
+        let Some(deferred) = &file.deferred else {
+            return Ok(false);
+        };
+        let ticket = self.ticket_for(file);
+        let expected = transfer::Expected {
+            size: deferred.size,
+            head: &deferred.head,
+            ticket: &ticket,
+        };
+        let Some(adopted) = transfer::adopt(read, &expected) else {
+            return Ok(false);
+        };
+        if check_header_location(file, &adopted.log.header).is_err() || self.budget.spend(adopted.decompressed).is_err()
+        {
+            return Ok(false);
+        }
+        let size = deferred.size;
+        if let Some(file) = self.pending.as_mut_slice().first_mut() {
+            file.deferred = None;
+        }
+        self.adopted = Some((size, adopted.log));
+        Ok(true)
+    }
+
     fn count(&mut self, size: u64) {
         self.progress.bytes_done += size;
         self.progress.sessions_done += 1;
+    }
+
+    /// Fails unless `key` is the entry [`LoadJob::needed`] names.
+    fn check_needed(&self, key: usize) -> Result<(), Error> {
+        match self.needed() {
+            Some((deferred, _)) if deferred.key == key => Ok(()),
+            Some((deferred, file)) => {
+                let message = format!(
+                    "entry {key} is not needed now: entry {} ({}) is",
+                    deferred.key, file.path
+                );
+                Err(Error::invalid_argument(message))
+            }
+            None => Err(Error::invalid_argument(format!("entry {key} is not needed now"))),
+        }
     }
 
     /// Reads the next log, or half of a large one (its framing and parsing, then its checks
@@ -240,6 +324,11 @@ impl LoadJob {
         if let Some((size, error)) = self.refused.take() {
             self.count(size);
             self.fail(file, None, error);
+            return true;
+        }
+        if let Some((size, log)) = self.adopted.take() {
+            self.count(size);
+            self.finish(file, Ok(log));
             return true;
         }
         self.count(file.size());

@@ -11,6 +11,7 @@
 
 mod conversation;
 mod packed;
+pub(crate) mod transfer;
 
 pub use conversation::{ConversationMessage, Role, conversation_message, is_compact_checkpoint_source, text_blocks};
 pub use packed::EventText;

@@ -130,6 +130,29 @@ impl WasmArchive {
         Ok(())
     }
 
+    /// The deferred entries the staged load has yet to read, in its order, as JSON text (an
+    /// array of entry numbers): what helper instances may read ahead.
+    #[wasm_bindgen(js_name = loadAhead)]
+    pub fn load_ahead(&mut self) -> Result<String, JsValue> {
+        let entries = self.archive.entries_ahead()?;
+        serde_json::to_string(&entries).map_err(|e| Error::invalid_argument(e.to_string()).into())
+    }
+
+    /// How a helper reads `entry`'s log as this load would: the ticket for `readLogForTransfer`.
+    #[wasm_bindgen(js_name = loadTicket)]
+    pub fn load_ticket(&mut self, entry: usize) -> Result<Vec<u8>, JsValue> {
+        Ok(self.archive.entry_ticket(entry)?)
+    }
+
+    /// Supplies the entry a step's `need` named as a helper read it (`readLogForTransfer`);
+    /// `false`: refused, supply its bytes with `loadSupply` instead.
+    #[wasm_bindgen(js_name = loadSupplyRead)]
+    pub fn load_supply_read(&mut self, entry: usize, read: &[u8]) -> Result<bool, JsValue> {
+        let taken = self.archive.supply_read_entry(entry, read)?;
+        keep_headroom();
+        Ok(taken)
+    }
+
     /// Says the host could not read the entry a step's `need` named: that log fails.
     #[wasm_bindgen(js_name = loadSupplyFailed)]
     pub fn load_supply_failed(&mut self, entry: usize, message: &str) -> Result<(), JsValue> {
@@ -263,6 +286,13 @@ impl WasmArchive {
     pub fn import_index(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
         Ok(self.archive.import_index(bytes)?)
     }
+}
+
+/// Reads one log's bytes as a load's ticket (`loadTicket`) says, in any instance (a helper
+/// reading logs in parallel); returns what it read, for the load's `loadSupplyRead`.
+#[wasm_bindgen(js_name = readLogForTransfer)]
+pub fn read_log_for_transfer(ticket: &[u8], bytes: &[u8]) -> Result<Vec<u8>, JsValue> {
+    Ok(crate::api::read_log_for_transfer(ticket, bytes)?)
 }
 
 /// The reference text functions (`encodeSessionReferenceUri`, `decodeSessionReferenceUri`,

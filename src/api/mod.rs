@@ -24,7 +24,7 @@ mod staged;
 pub use coerce::{Dialect, json_text, method_named, options_text, params_text};
 pub use methods::{AgentArg, Method, ParseContext, Request, call_static};
 pub use options::{ArchiveOptions, LoadCallOptions, PrepareSettings};
-pub use staged::{LoadStep, NeededEntry};
+pub use staged::{LoadStep, NeededEntry, read_log_for_transfer};
 
 use crate::archive::{Input, LoadOptions};
 use crate::corpus::{Corpus, ListingJob, ListingReport, LoadReport, SessionRecord};

@@ -141,6 +141,26 @@ impl Archive {
         self.loading()?.supply(entry, Err(error))
     }
 
+    /// The deferred logs the staged load has yet to read, in the order it reads them (the
+    /// one a step needs first): what helpers may read ahead ([`read_log_for_transfer`]).
+    pub fn entries_ahead(&mut self) -> Result<Vec<usize>, Error> {
+        Ok(self.loading()?.ahead().collect())
+    }
+
+    /// How a helper reads the deferred log of `entry` as the staged load would: the ticket
+    /// [`read_log_for_transfer`] takes with the log's bytes.
+    pub fn entry_ticket(&mut self, entry: usize) -> Result<Vec<u8>, Error> {
+        Ok(self.loading()?.ticket(entry)?.to_bytes())
+    }
+
+    /// Supplies the log of the entry the last step needed as a helper read it: `true` when
+    /// the next step takes it as read, `false` when it is refused and its bytes must be
+    /// supplied instead ([`Archive::supply_entry`]; the load then reads it and reports any
+    /// failure itself). Fails, changing nothing, for any other entry.
+    pub fn supply_read_entry(&mut self, entry: usize, read: &[u8]) -> Result<bool, Error> {
+        self.loading()?.supply_read(entry, read)
+    }
+
     /// The staged load's job, once stepping has gathered it.
     fn loading(&mut self) -> Result<&mut LoadJob, Error> {
         self.staged()?
@@ -186,6 +206,14 @@ impl Archive {
     }
 }
 
+/// Reads one log's `bytes` as `ticket` ([`Archive::entry_ticket`]) says, in any instance, and
+/// writes what it read for [`Archive::supply_read_entry`]: how a load reads logs in parallel.
+/// Fails as the read fails; the load then reads that log itself and reports the failure.
+pub fn read_log_for_transfer(ticket: &[u8], bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    let ticket = crate::log::transfer::DecodeTicket::from_bytes(ticket)?;
+    crate::log::transfer::read_for_transfer(&ticket, bytes)
+}
+
 /// A step of a load that reached `file`, deferred, whose bytes were not supplied.
 fn not_supplied(deferred: &Deferred, file: &LogFile) -> Error {
     Error::invalid_argument(format!(
@@ -209,6 +237,7 @@ fn entry_path(file: &LogFile) -> String {
 mod tests {
     use super::*;
     use crate::corpus::tests::log_text;
+    use crate::json::Json;
 
     /// A dropped folder of logs (one a zstd frame under a `.jsonl` name), a media file, a lone
     /// log and an export ZIP.
@@ -411,5 +440,76 @@ mod tests {
         assert_eq!(report.sessions.len(), 1);
         assert_eq!(report.failures[0].code, ErrorCode::LoadIo);
         assert_eq!(report.failures[0].path, "drop/a.jsonl");
+    }
+
+    /// Reads `entry` as a helper would; `None` when that read fails.
+    fn helper_read(archive: &mut Archive, entry: usize, bytes: &[u8]) -> Option<Vec<u8>> {
+        let ticket = archive.entry_ticket(entry).expect("a ticket for a log ahead");
+        read_log_for_transfer(&ticket, bytes).ok()
+    }
+
+    #[test]
+    fn logs_read_by_helpers_are_taken_as_read_and_the_load_answers_as_an_eager_one() {
+        let entries = entries();
+        let (mut eager_archive, eager_report) = eager(&entries);
+        let mut archive = Archive::default();
+        offer(&mut archive, &entries);
+        let mut taken = Vec::new();
+        let mut ahead_at_first = None;
+        let (needed, _) = run(&mut archive, |archive, entry| {
+            let ahead = archive.entries_ahead().expect("the logs ahead");
+            assert_eq!(ahead.first(), Some(&entry), "the needed log leads those ahead");
+            ahead_at_first.get_or_insert(ahead);
+            let read = helper_read(archive, entry, &entries[entry].1);
+            if read.is_some_and(|read| archive.supply_read_entry(entry, &read).expect("offered")) {
+                taken.push(entry);
+            } else {
+                archive.supply_entry(entry, entries[entry].1.clone()).expect("supplies");
+            }
+        });
+        assert_eq!(ahead_at_first.as_deref(), Some(&needed[..]));
+        // The fake frame fails in the helper; the load reads it itself and reports it.
+        assert_eq!(taken, [4, 1, 0]);
+        let report = archive.commit_load().expect("commits");
+        assert_eq!(text(&report), text(&eager_report));
+        assert_eq!(listing(&mut archive), listing(&mut eager_archive));
+        let read = |archive: &mut Archive| {
+            let id = [Json::str("a")];
+            archive
+                .call_json("readSession", &id, super::super::Dialect::Dsh)
+                .expect("reads")
+        };
+        assert_eq!(read(&mut archive), read(&mut eager_archive));
+    }
+
+    #[test]
+    fn a_read_of_another_log_is_refused_and_its_bytes_are_asked_for_instead() {
+        let entries = entries();
+        let mut archive = Archive::default();
+        offer(&mut archive, &entries);
+        let first = archive.step_load().expect("gathers");
+        let need = first.need.expect("a log to supply").entry;
+        let other = archive.entries_ahead().expect("ahead")[1];
+        let read = helper_read(&mut archive, other, &entries[other].1).expect("reads");
+        assert_eq!(archive.supply_read_entry(need, &read).ok(), Some(false));
+        assert_eq!(
+            archive
+                .supply_read_entry(other, &read)
+                .expect_err("not needed now")
+                .code,
+            ErrorCode::InvalidArgument
+        );
+        // Refusals leave the need in place: a step still waits for it.
+        assert_eq!(code(archive.step_load().map(drop)), ErrorCode::InvalidArgument);
+        archive.supply_entry(need, entries[need].1.clone()).expect("supplies");
+        let step = archive.step_load().expect("steps");
+        assert_eq!(step.progress.sessions_done, 1);
+        assert_eq!(step.progress.bytes_done, entries[need].1.len() as u64);
+        // Tickets are for logs still ahead: not one read already, nor an entry that is no log.
+        for gone in [need, 3, 99] {
+            let refused = archive.entry_ticket(gone).map(drop);
+            assert_eq!(code(refused), ErrorCode::InvalidArgument, "{gone}");
+        }
+        assert!(archive.entry_ticket(other).is_ok());
     }
 }

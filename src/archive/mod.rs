@@ -354,7 +354,7 @@ pub struct Gathered {
 
 const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
-const ZSTD_MAGIC: &[u8] = &[0x28, 0xB5, 0x2F, 0xFD];
+pub(crate) const ZSTD_MAGIC: &[u8] = &[0x28, 0xB5, 0x2F, 0xFD];
 
 fn is_log_name(name: &str) -> bool {
     name.ends_with(".jsonl") || name.ends_with(".jsonl.zstd")

@@ -6,6 +6,7 @@ mod framing;
 mod header;
 mod repair;
 mod rows;
+pub mod transfer;
 mod upgrade;
 mod validate;
 mod vocabulary;

@@ -1,0 +1,347 @@
+//! A log read by one wasm instance and adopted by another, so a load can read its logs in
+//! parallel: helpers read (decompress, parse, validate, fold) and write each log as bytes; the
+//! instance that keeps the corpus adopts them in order, copying the events' text and checking
+//! the header instead of reading every line again.
+//!
+//! A helper is told how to read a log by a [`DecodeTicket`] (encoding, limits, the load's
+//! budget left) and says what it read: the file's size and first bytes (checked against what
+//! was declared), what it decompressed (spent from the load's budget when the log is
+//! adopted), the header line and the events. Adoption refuses anything it cannot check; the
+//! load then reads that log itself, so failures are always reported as a serial read reports
+//! them.
+
+use super::{Encoding, FramedLog, LogFault, ReadLimits, SessionLog, frame_log, header};
+use crate::archive::HEAD_BYTES;
+use crate::archive::budget::LoadBudget;
+use crate::error::{Error, ErrorCode};
+use crate::event::transfer::{Reader, Writer, read_events, write_events};
+use crate::fold::fold_surface;
+
+/// The first bytes of a read log's bytes: the format and its version.
+const MAGIC: &[u8; 8] = b"dshlog\x00\x01";
+
+/// How a helper reads one log of a load: as the load itself would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecodeTicket {
+    /// The encoding the load gathered the log with (a file whose bytes start with the
+    /// Zstandard magic is read as Zstandard whatever its name).
+    pub encoding: Encoding,
+    /// The load's bounds for each log.
+    pub limits: ReadLimits,
+    /// What the load may still decompress.
+    pub budget: u64,
+}
+
+impl PartialEq for ReadLimits {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields() == other.fields()
+    }
+}
+
+impl Eq for ReadLimits {}
+
+impl ReadLimits {
+    fn fields(&self) -> [u64; 5] {
+        [
+            self.max_decompressed_bytes,
+            self.max_line_bytes as u64,
+            self.max_json_depth as u64,
+            self.max_object_keys as u64,
+            self.max_compression_ratio,
+        ]
+    }
+}
+
+fn encoding_tag(encoding: Encoding) -> u8 {
+    match encoding {
+        Encoding::Raw => 0,
+        Encoding::Zstd => 1,
+    }
+}
+
+fn encoding_of_tag(tag: u8) -> Option<Encoding> {
+    match tag {
+        0 => Some(Encoding::Raw),
+        1 => Some(Encoding::Zstd),
+        _ => None,
+    }
+}
+
+impl DecodeTicket {
+    /// The ticket as bytes, handed to a helper with the log's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Writer::default();
+        out.u8(encoding_tag(self.encoding));
+        for field in self.limits.fields() {
+            out.u64(field);
+        }
+        out.u64(self.budget);
+        out.0
+    }
+
+    /// Reads [`DecodeTicket::to_bytes`]; `SESSION_INVALID_ARGUMENT` for anything else.
+    pub fn from_bytes(bytes: &[u8]) -> Result<DecodeTicket, Error> {
+        let mut input = Reader(bytes);
+        let mut read = || -> Option<DecodeTicket> {
+            let encoding = encoding_of_tag(input.u8()?)?;
+            let limits = ReadLimits {
+                max_decompressed_bytes: input.u64()?,
+                max_line_bytes: input.usize()?,
+                max_json_depth: input.usize()?,
+                max_object_keys: input.usize()?,
+                max_compression_ratio: input.u64()?,
+            };
+            let budget = input.u64()?;
+            input.0.is_empty().then_some(DecodeTicket {
+                encoding,
+                limits,
+                budget,
+            })
+        };
+        read().ok_or_else(|| Error::invalid_argument("not a log-reading ticket"))
+    }
+
+    /// The encoding `bytes` are read with.
+    fn encoding_for(&self, bytes: &[u8]) -> Encoding {
+        match bytes.starts_with(crate::archive::ZSTD_MAGIC) {
+            true => Encoding::Zstd,
+            false => self.encoding,
+        }
+    }
+}
+
+/// Reads one log's `bytes` as `ticket` says, and writes what it read for [`adopt`]. Fails as
+/// the read fails (the load then reads the log itself, and reports that failure).
+pub fn read_for_transfer(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    let encoding = ticket.encoding_for(bytes);
+    let budget = LoadBudget::new(ticket.budget);
+    let framed = frame_log(bytes, encoding, &ticket.limits, &budget)?;
+    let header_line = framed.0.header_line.clone();
+    let log = FramedLog::decode_unpacked(framed, &ticket.limits)?;
+    let mut out = Writer(Vec::with_capacity(
+        64 + header_line.len() + log.unpacked_bytes() + 48 * log.events.len(),
+    ));
+    out.0.extend_from_slice(MAGIC);
+    out.u64(bytes.len() as u64);
+    out.bytes(&bytes[..bytes.len().min(HEAD_BYTES)]);
+    out.u8(encoding_tag(encoding));
+    out.u64(budget.used());
+    out.bytes(&header_line);
+    out.u64(log.synthetic_closers as u64);
+    out.u64(log.torn_bytes);
+    // A read log's events share one plain arena; were that to change, the load would read
+    // such logs itself.
+    if !write_events(&log.events, &mut out) {
+        return Err(Error::new(
+            ErrorCode::LoadCorrupt,
+            "the log's events could not be written",
+        ));
+    }
+    Ok(out.0)
+}
+
+/// What a helper read, adopted: the log, and what its read decompressed.
+#[derive(Debug)]
+pub struct Adopted {
+    /// The log, its text unpacked.
+    pub log: SessionLog,
+    /// Bytes its read decompressed, to be spent from the load's budget.
+    pub decompressed: u64,
+}
+
+/// What the load knows of a log before its bytes are read: what a read of it must agree with.
+#[derive(Clone, Copy, Debug)]
+pub struct Expected<'a> {
+    /// The file's declared size.
+    pub size: u64,
+    /// Its first bytes as declared (at most [`HEAD_BYTES`]; none when none were asked for).
+    pub head: &'a [u8],
+    /// How the load would read it.
+    pub ticket: &'a DecodeTicket,
+}
+
+/// Adopts what [`read_for_transfer`] wrote for a log the load `expected`; `None` when the
+/// bytes are not such a read of such a file (the load then reads the file itself).
+pub fn adopt(bytes: &[u8], expected: &Expected) -> Option<Adopted> {
+    let mut input = Reader(bytes);
+    if input.take(MAGIC.len())? != MAGIC {
+        return None;
+    }
+    let size = input.u64()?;
+    let head = input.bytes()?;
+    let encoding = encoding_of_tag(input.u8()?)?;
+    let agrees = size == expected.size
+        && head.len() == size.min(HEAD_BYTES as u64) as usize
+        && head.starts_with(expected.head)
+        && encoding == expected.ticket.encoding_for(head);
+    if !agrees {
+        return None;
+    }
+    let decompressed = input.u64()?;
+    let header_line = input.bytes()?;
+    let synthetic_closers = input.usize()?;
+    let torn_bytes = input.u64()?;
+    let events = read_events(&mut input)?;
+    if !input.0.is_empty() || synthetic_closers > events.len() {
+        return None;
+    }
+    let header = adopted_header(header_line, &expected.ticket.limits).ok()?;
+    let surface = fold_surface(&events).ok()?;
+    let log = SessionLog {
+        header,
+        events,
+        synthetic_closers,
+        torn_bytes,
+        surface,
+    };
+    Some(Adopted { log, decompressed })
+}
+
+fn adopted_header(line: &[u8], limits: &ReadLimits) -> Result<super::SessionHeader, LogFault> {
+    let parsed = header::parse_header_line(line, limits)?;
+    parsed.validate()?;
+    Ok(parsed.header)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::read_log;
+
+    const LOG: &str = include_str!("../../tests/fixtures/spec/compaction_shadows_prefix.jsonl");
+
+    fn ticket() -> DecodeTicket {
+        DecodeTicket {
+            encoding: Encoding::Raw,
+            limits: ReadLimits::default(),
+            budget: u64::MAX,
+        }
+    }
+
+    fn expected<'a>(bytes: &'a [u8], ticket: &'a DecodeTicket) -> Expected<'a> {
+        Expected {
+            size: bytes.len() as u64,
+            head: &bytes[..HEAD_BYTES],
+            ticket,
+        }
+    }
+
+    /// Everything a later stage reads of a log, as text.
+    fn reads(log: &SessionLog) -> String {
+        let events: Vec<String> = log
+            .events
+            .iter()
+            .map(|e| {
+                let message = e.conversation_message();
+                format!(
+                    "{} {} {} {:?} {:?} {:?} {}",
+                    e.seq(),
+                    e.time(),
+                    e.kind(),
+                    message,
+                    e.surface_op(),
+                    e.source_event_seqs(),
+                    &*e.text()
+                )
+            })
+            .collect();
+        let header = serde_json::to_string(&log.header).expect("a header serializes");
+        format!(
+            "{header} {} {} {:?} {:?} {:?}\n{}",
+            log.synthetic_closers,
+            log.torn_bytes,
+            log.surface.nodes,
+            log.surface.labels(),
+            log.surface.replace_generation(),
+            events.join("\n")
+        )
+    }
+
+    #[test]
+    fn an_adopted_log_reads_as_the_log_itself() {
+        let ticket = ticket();
+        // A torn tail travels too.
+        let text = format!("{LOG}{{\"seq\":");
+        let bytes = text.as_bytes();
+        let written = read_for_transfer(&ticket, bytes).expect("the log reads");
+        let adopted = adopt(&written, &expected(bytes, &ticket)).expect("adopted");
+        let direct = read_log(bytes, Encoding::Raw, &ReadLimits::default()).expect("the log reads");
+        assert!(direct.torn_bytes > 0);
+        assert_eq!(reads(&adopted.log), reads(&direct));
+        assert_eq!(adopted.decompressed, 0, "a plain log decompresses nothing");
+    }
+
+    #[test]
+    fn a_zstd_log_carries_what_it_decompressed() {
+        let bytes = zstd(LOG);
+        let ticket = DecodeTicket {
+            encoding: Encoding::Raw,
+            ..ticket()
+        };
+        let written = read_for_transfer(&ticket, &bytes).expect("read as zstd by its magic");
+        let adopted = adopt(&written, &expected(&bytes, &ticket)).expect("adopted");
+        assert_eq!(adopted.decompressed, LOG.len() as u64);
+        let tight = DecodeTicket { budget: 10, ..ticket };
+        let error = read_for_transfer(&tight, &bytes).expect_err("over the budget");
+        assert_eq!(error.code, ErrorCode::LoadLimitExceeded);
+    }
+
+    /// `log` as DSH writes it compressed: the header line in a frame of its own, then the
+    /// events in another.
+    fn zstd(log: &str) -> Vec<u8> {
+        use ruzstd::encoding::{CompressionLevel, compress_to_vec};
+        let split = log.find('\n').expect("a header line") + 1;
+        let mut out = compress_to_vec(&log.as_bytes()[..split], CompressionLevel::Fastest);
+        out.extend(compress_to_vec(&log.as_bytes()[split..], CompressionLevel::Fastest));
+        out
+    }
+
+    #[test]
+    fn a_read_of_another_file_or_altered_bytes_is_refused() {
+        let ticket = ticket();
+        let bytes = LOG.as_bytes();
+        let written = read_for_transfer(&ticket, bytes).expect("the log reads");
+        let other_size = Expected {
+            size: bytes.len() as u64 + 1,
+            ..expected(bytes, &ticket)
+        };
+        assert!(adopt(&written, &other_size).is_none());
+        let other_head = Expected {
+            head: b"{\"x",
+            ..expected(bytes, &ticket)
+        };
+        assert!(adopt(&written, &other_head).is_none());
+        // Every truncation and every flipped byte is refused or adopted, never a panic.
+        for end in 0..written.len() {
+            assert!(adopt(&written[..end], &expected(bytes, &ticket)).is_none(), "{end}");
+        }
+        for at in (0..written.len()).step_by(7) {
+            let mut altered = written.clone();
+            altered[at] ^= 0xA5;
+            let _ = adopt(&altered, &expected(bytes, &ticket));
+        }
+    }
+
+    #[test]
+    fn a_ticket_reads_back_as_written_and_nothing_else_does() {
+        let ticket = DecodeTicket {
+            encoding: Encoding::Zstd,
+            limits: ReadLimits {
+                max_json_depth: 7,
+                ..ReadLimits::default()
+            },
+            budget: 12345,
+        };
+        let bytes = ticket.to_bytes();
+        assert_eq!(DecodeTicket::from_bytes(&bytes).expect("reads back"), ticket);
+        for end in 0..bytes.len() {
+            assert!(DecodeTicket::from_bytes(&bytes[..end]).is_err());
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(
+            DecodeTicket::from_bytes(&longer).expect_err("trailing bytes").code,
+            ErrorCode::InvalidArgument
+        );
+    }
+}
