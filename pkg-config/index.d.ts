@@ -179,6 +179,15 @@ export interface LoadOptions {
   signal?: AbortSignal;
   /** Called after each log is read (the first call also covers gathering the inputs) and at the end. */
   onProgress?: (progress: LoadProgress) => void;
+  /**
+   * Helper workers that read logs ahead of the load, each with its own instance of the module
+   * (a Web Worker in browsers, a worker thread in Node, Deno and Bun), while this thread adopts
+   * what they read and reads logs too. Default: one less than the cores (at most 4) for loads
+   * of 16 MiB of logs or more, none for smaller ones or where workers are not available
+   * (workerd). `0` reads every log in this thread. Only logs passed as their own inputs are
+   * read in parallel (a ZIP is expanded in this thread). The answers are the same either way.
+   */
+  readers?: number;
 }
 
 export interface IndexProgress {

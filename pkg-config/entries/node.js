@@ -1,12 +1,33 @@
 // Node, Deno and Bun: the .wasm is read from the package's own folder on first use.
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import * as raw from '../wasm/dsh_session_search.js';
 import { createApi } from '../lib/core.js';
+import { helperOver } from '../lib/readers.js';
 
+/** Helpers that read a large load's logs in parallel, each a worker thread. */
+const readers = {
+  cores: () => availableParallelism(),
+  spawn() {
+    // The compiled module is shared, so a helper neither compiles it again nor starts on
+    // unoptimised code.
+    const worker = new Worker(new URL('../lib/reader-node.js', import.meta.url), { workerData: compiled });
+    const subscribe = (onMessage, onError) => {
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onError);
+    };
+    return helperOver(worker, subscribe, () => worker.terminate());
+  },
+};
+
+let compiled;
 const api = createApi(() => {
-  raw.initSync({ module: readFileSync(new URL('../wasm/dsh_session_search_bg.wasm', import.meta.url)) });
+  compiled = new WebAssembly.Module(readFileSync(new URL('../wasm/dsh_session_search_bg.wasm', import.meta.url)));
+  raw.initSync({ module: compiled });
   return raw;
-});
+}, readers);
 
 export const {
   SessionArchive,

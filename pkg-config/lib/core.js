@@ -2,6 +2,7 @@
 // JSON text across the boundary, JS values out, coded errors only. An entry gives `createApi`
 // a function that returns the initialised raw module (or a Promise of it).
 
+import { ReadAhead, readerCount } from './readers.js';
 import {
   SessionArgumentError,
   SessionInternalError,
@@ -99,6 +100,13 @@ async function bytesOf(value, where) {
   if (typeof Blob !== 'undefined' && value instanceof Blob) return new Uint8Array(await value.arrayBuffer());
   const kind = value === null ? 'null' : typeof value === 'object' ? value.constructor && value.constructor.name || 'object' : typeof value;
   throw argumentError(`${where} must be a Uint8Array, ArrayBuffer, Blob or File, not ${kind}`);
+}
+
+/** An input's bytes as a worker is sent them: a view of part of a buffer is copied alone. */
+function postable(bytes) {
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  if (bytes instanceof Uint8Array && (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength)) return bytes.slice();
+  return bytes;
 }
 
 /** Bytes the wasm side asks for when only an entry's first bytes tell a ZIP (HEAD_BYTES there). */
@@ -268,7 +276,7 @@ function citedSessions(references) {
 /** Methods that look at every session (titles, the index): a lazy source is read whole first. */
 const EVERY_SESSION = new Set(['searchSessions', 'searchEvents', 'listCandidates']);
 
-const LOAD_OPTION_KEYS = new Set(['strict', 'signal', 'onProgress']);
+const LOAD_OPTION_KEYS = new Set(['strict', 'signal', 'onProgress', 'readers']);
 const BUILD_OPTION_KEYS = new Set(['signal', 'onProgress', 'stepBytes']);
 /** Document text one index step reads: tens of milliseconds of wasm work between reports. */
 const INDEX_STEP_BYTES = 256 * 1024;
@@ -289,7 +297,11 @@ function yieldToEventLoop() {
   });
 }
 
-export function createApi(loadRaw) {
+/**
+ * `loadRaw` returns the initialised raw module (or a Promise of it); `readers`, where the
+ * runtime has workers, is `{cores(), spawn()}`: a helper that reads logs in parallel.
+ */
+export function createApi(loadRaw, readers = null) {
   let rawPromise;
   let broken = null;
 
@@ -506,6 +518,9 @@ export function createApi(loadRaw) {
       if (settings.strict !== undefined && typeof settings.strict !== 'boolean') {
         throw argumentError('load options.strict must be a boolean');
       }
+      if (settings.readers !== undefined && !(Number.isSafeInteger(settings.readers) && settings.readers >= 0)) {
+        throw argumentError('load options.readers must be a non-negative integer');
+      }
       const signal = checkSignal(settings.signal, 'load options');
       const onProgress = checkFunction(settings.onProgress, 'load options.onProgress');
       const entries = normaliseInputs(inputs);
@@ -515,7 +530,7 @@ export function createApi(loadRaw) {
       if (aborted()) throw abortError();
       guard(() => handle.loadBegin(JSON.stringify(settings.strict === undefined ? {} : { strict: settings.strict })));
       try {
-        return await this.#runStagedLoad(handle, entries, aborted, abortError, onProgress);
+        return await this.#runStagedLoad(handle, entries, aborted, abortError, onProgress, settings.readers);
       } catch (error) {
         // Whatever stopped the load (abort, a throwing onProgress, free()), nothing is published.
         if (this.#handle === handle && !broken) guard(() => handle.loadAbort());
@@ -523,28 +538,80 @@ export function createApi(loadRaw) {
       }
     }
 
-    async #runStagedLoad(handle, entries, aborted, abortError, onProgress) {
+    async #runStagedLoad(handle, entries, aborted, abortError, onProgress, requestedReaders) {
       // Stops the load after any wait: between awaits the archive may be freed or the load aborted.
       const check = () => {
         this.#open();
         if (aborted()) throw abortError();
       };
       for (const [i, entry] of entries.entries()) await this.#stage(handle, entry, `load inputs[${i}].bytes`, check);
-      for (;;) {
-        // One step is one log (the first also gathers the inputs); reporting after every step
-        // keeps the gap between reports at one log's work.
-        const progress = JSON.parse(guard(() => handle.loadStep()));
-        if (onProgress !== undefined) {
-          const { bytesDone, bytesTotal, sessionsDone, sessionsTotal } = progress;
-          onProgress({ bytesDone, bytesTotal, sessionsDone, sessionsTotal });
+      let ahead;
+      try {
+        // Logs read ahead by helpers (or here, while one waits for a helper) count as read.
+        const report = (progress) => {
+          if (onProgress === undefined) return;
+          const done = ahead?.aheadDone() ?? { bytes: 0, logs: 0 };
+          const { bytesTotal, sessionsTotal } = progress;
+          onProgress({ bytesDone: progress.bytesDone + done.bytes, bytesTotal, sessionsDone: progress.sessionsDone + done.logs, sessionsTotal });
+        };
+        for (;;) {
+          // One step is one log (the first also gathers the inputs); reporting after every step
+          // keeps the gap between reports at one log's work.
+          const progress = JSON.parse(guard(() => handle.loadStep()));
+          report(progress);
+          if (progress.done) break;
+          await yieldToEventLoop();
+          check();
+          if (progress.need === undefined) continue;
+          const key = progress.need.entry;
+          // Decided once, at the first log (null: read alone).
+          if (ahead === undefined) ahead = await this.#readAhead(handle, entries, requestedReaders, progress.bytesTotal);
+          let taken = { read: null };
+          while (ahead !== null && (taken = await ahead.take(key)).pending) {
+            report(progress);
+            await yieldToEventLoop();
+            check();
+          }
+          check();
+          const { read } = taken;
+          if (read === null || !guard(() => handle.loadSupplyRead(key, read))) await this.#supply(handle, key, entries[key], check);
         }
-        if (progress.done) break;
-        await yieldToEventLoop();
-        check();
-        if (progress.need !== undefined) await this.#supply(handle, progress.need.entry, entries[progress.need.entry], check);
+      } finally {
+        ahead?.close();
       }
       check();
       return JSON.parse(guard(() => handle.loadCommit()));
+    }
+
+    /** Helpers reading the load's logs ahead of it, or null when it reads them alone. */
+    async #readAhead(handle, entries, requested, bytesTotal) {
+      const count = readers === null ? 0 : readerCount(requested, bytesTotal, readers.cores());
+      if (count === 0) return null;
+      const helpers = [];
+      try {
+        for (let i = 0; i < count; i++) helpers.push(readers.spawn());
+      } catch {
+        // No workers here after all (a sandbox, a policy): the load reads alone.
+        for (const helper of helpers) helper.close();
+        return null;
+      }
+      const module = await raw();
+      const readHere = (ticket, bytes) => {
+        try {
+          return guard(() => module.readLogForTransfer(ticket, bytes));
+        } catch (error) {
+          if (error instanceof SessionInternalError) throw error;
+          return null;
+        }
+      };
+      return new ReadAhead({
+        ahead: JSON.parse(guard(() => handle.loadAhead())),
+        helpers,
+        ticket: (entry) => guard(() => handle.loadTicket(entry)),
+        bytes: (entry) => postable(entries[entry].bytes),
+        size: (entry) => sizeOf(entries[entry].bytes),
+        readHere,
+      });
     }
 
     /**

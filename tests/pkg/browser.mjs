@@ -52,7 +52,9 @@ function serve(app, inputs) {
 function compare(results, expected, where) {
   if (results.error) throw new Error(`${where}: ${results.error}`);
   for (const side of ['page', 'worker']) {
-    for (const [kind, calls] of Object.entries(expected)) {
+    const runs = Object.entries(expected);
+    if (expected.root) runs.push(['rootReaders', expected.root]);
+    for (const [kind, calls] of runs) {
       const got = results[side][kind];
       if (!isDeepStrictEqual(got, calls)) {
         const i = got.findIndex((c, n) => !isDeepStrictEqual(c, calls[n]));

@@ -1,0 +1,203 @@
+// Parallel reads of a load's logs: helper workers, each with its own instance of the module,
+// read logs ahead of the load (decompress, parse, validate) and hand back what they read; the
+// archive's instance adopts each in the load's order. While the log it needs next is still in
+// a helper's hands, the archive's thread reads the next unclaimed log itself instead of
+// waiting. Any read that fails or is refused is read again by the load itself, which then
+// reports it exactly as a load without helpers does.
+
+/** Logs a load must hold in all before helpers are worth starting (their start costs ~0.1 s). */
+export const PARALLEL_LOAD_BYTES = 16 << 20;
+/** Helpers a load starts at most. */
+const MAX_READERS = 4;
+/**
+ * Logs at least this large are never read ahead in the load's own thread, where a read is one
+ * uninterruptible call: the load reads such a log in two steps, so progress is never held up.
+ */
+const READ_HERE_BYTES = 1 << 20;
+
+/** How many helpers a load of `bytes` starts: `requested`, or one less than the cores. */
+export function readerCount(requested, bytes, cores) {
+  if (requested !== undefined) return requested;
+  if (bytes < PARALLEL_LOAD_BYTES) return 0;
+  return Math.max(0, Math.min(MAX_READERS, (cores || 1) - 1));
+}
+
+/**
+ * A helper over a worker (anything with `postMessage`): `subscribe(onMessage, onError)` wires
+ * its replies and failures, `close()` ends it. `read(ticket, bytes)` resolves to what it read,
+ * or null when it could not (every read resolves null once the worker has failed).
+ */
+export function helperOver(worker, subscribe, close) {
+  const pending = new Map();
+  let next = 0;
+  let failed = false;
+  const failAll = () => {
+    failed = true;
+    for (const resolve of pending.values()) resolve(null);
+    pending.clear();
+  };
+  subscribe(
+    ({ id, read }) => {
+      pending.get(id)?.(read instanceof Uint8Array ? read : null);
+      pending.delete(id);
+    },
+    failAll,
+  );
+  return {
+    read(ticket, bytes) {
+      if (failed) return Promise.resolve(null);
+      const id = next++;
+      return new Promise((resolve) => {
+        pending.set(id, resolve);
+        worker.postMessage({ id, ticket, bytes });
+      });
+    },
+    close() {
+      failAll();
+      close();
+    },
+  };
+}
+
+/** The body of a helper worker: answers `{id, ticket, bytes}` with `{id, read}` (null on failure). */
+export function serveReads(ready, readLog, reply) {
+  let broken = false;
+  return async ({ id, ticket, bytes }) => {
+    let read = null;
+    try {
+      const module = await ready();
+      const input = bytes instanceof Uint8Array ? bytes : new Uint8Array(await bytes.arrayBuffer());
+      if (!broken) read = readLog(module, ticket, input);
+    } catch (error) {
+      // A coded error is the log's (the load reads it again and reports it); anything else
+      // (a trap) leaves this instance unusable.
+      if (!(error && typeof error === 'object' && 'code' in error)) broken = true;
+    }
+    reply({ id, read }, read === null ? [] : [read.buffer]);
+  };
+}
+
+/**
+ * The logs of one load being read ahead: `take(entry)` resolves to what a helper (or this
+ * thread, reading ahead while it waited) read of the log the load needs next, or null when
+ * it should read the log itself.
+ */
+export class ReadAhead {
+  #queue;
+  #helpers;
+  /** Reads each helper has been sent and not yet answered. */
+  #underway;
+  #reads = new Map();
+  /** Reads of `#reads` a helper was given (under way or unclaimed). */
+  #byHelpers = 0;
+  #ticket;
+  #bytes;
+  #size;
+  #readHere;
+  /** Entries read ahead (not yet taken) whose bytes and log `aheadDone` counts. */
+  #counted = new Set();
+  #doneBytes = 0;
+  #doneLogs = 0;
+
+  /**
+   * `ahead`: entry numbers in the load's order; `ticket(entry)`, `bytes(entry)` and
+   * `size(entry)` give what a read needs; `readHere(ticket, bytes)` reads one log in this
+   * thread (null on failure).
+   */
+  constructor({ ahead, helpers, ticket, bytes, size, readHere }) {
+    this.#queue = [...ahead];
+    this.#helpers = helpers;
+    this.#underway = new Map(helpers.map((helper) => [helper, 0]));
+    this.#ticket = ticket;
+    this.#bytes = bytes;
+    this.#size = size;
+    this.#readHere = readHere;
+    this.#dispatch();
+  }
+
+  /**
+   * Hands helpers the next logs, two at a time each (so one waits at the helper while it reads
+   * the other: this thread may be busy when a reply arrives), with at most three reads a helper
+   * under way or unclaimed.
+   */
+  #dispatch() {
+    for (;;) {
+      const helper = this.#helpers.find((h) => this.#underway.get(h) < 2);
+      if (helper === undefined || this.#queue.length === 0 || this.#byHelpers >= 3 * this.#helpers.length) return;
+      const entry = this.#queue.shift();
+      const read = { done: false, value: null, byHelper: true };
+      this.#byHelpers++;
+      this.#underway.set(helper, this.#underway.get(helper) + 1);
+      read.promise = Promise.resolve()
+        .then(() => helper.read(this.#ticket(entry), this.#bytes(entry)))
+        .catch(() => null)
+        .then((value) => {
+          Object.assign(read, { done: true, value });
+          if (this.#reads.get(entry) === read) this.#noteDone(entry, value);
+          this.#underway.set(helper, this.#underway.get(helper) - 1);
+          this.#dispatch();
+          return value;
+        });
+      this.#reads.set(entry, read);
+    }
+  }
+
+  /**
+   * What was read of `entry`, the log the load needs next: `{read}` (null: read it yourself),
+   * or `{pending: true}` once this thread has read one log ahead while a helper still reads
+   * `entry` (the caller reports progress and asks again).
+   */
+  async take(entry) {
+    const read = this.#reads.get(entry);
+    if (read === undefined) {
+      const at = this.#queue.indexOf(entry);
+      if (at >= 0) this.#queue.splice(at, 1);
+      return { read: null };
+    }
+    if (!read.done && (await this.#readOneHere())) return { pending: true };
+    this.#reads.delete(entry);
+    if (read.byHelper) this.#byHelpers--;
+    const value = await read.promise;
+    this.#forget(entry);
+    this.#dispatch();
+    return { read: value };
+  }
+
+  /**
+   * Reads the next unclaimed log small enough to read in one short call (a large one is left
+   * to a helper, or to the load's own reads in two steps); `false` when there is none.
+   */
+  async #readOneHere() {
+    const at = this.#queue.findIndex((entry) => this.#size(entry) < READ_HERE_BYTES);
+    if (at < 0) return false;
+    const [entry] = this.#queue.splice(at, 1);
+    const bytes = this.#bytes(entry);
+    const value = this.#readHere(this.#ticket(entry), bytes instanceof Uint8Array ? bytes : new Uint8Array(await bytes.arrayBuffer()));
+    this.#reads.set(entry, { done: true, value, promise: Promise.resolve(value) });
+    this.#noteDone(entry, value);
+    return true;
+  }
+
+  /** Declared bytes and logs read ahead and not yet taken: progress the load has not counted. */
+  aheadDone() {
+    return { bytes: this.#doneBytes, logs: this.#doneLogs };
+  }
+
+  #noteDone(entry, value) {
+    if (value === null) return;
+    this.#counted.add(entry);
+    this.#doneBytes += this.#size(entry);
+    this.#doneLogs++;
+  }
+
+  #forget(entry) {
+    if (!this.#counted.delete(entry)) return;
+    this.#doneBytes -= this.#size(entry);
+    this.#doneLogs--;
+  }
+
+  close() {
+    for (const helper of this.#helpers) helper.close();
+    this.#reads.clear();
+  }
+}

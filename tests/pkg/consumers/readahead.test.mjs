@@ -1,0 +1,119 @@
+// The installed package's read-ahead scheduler (lib/readers.js) with stand-in helpers: the load
+// takes every log in its order, helpers never hold more than their share, a helper that fails
+// leaves its logs to the load, logs read ahead count as progress once, and the load's own
+// thread never reads a large log ahead.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+
+// Not an export of the package: the file itself, as installed.
+const installed = dirname(createRequire(import.meta.url).resolve('dsh-session-search/package.json'));
+const { ReadAhead, helperOver, readerCount } = await import(pathToFileURL(join(installed, 'lib', 'readers.js')));
+
+/** A helper whose reads resolve when `release()` is called, answering `read:<entry>` or null. */
+function standIn({ fails = false } = {}) {
+  const waiting = [];
+  const worker = {
+    postMessage: ({ id, ticket }) => waiting.push({ id, entry: ticket.entry }),
+  };
+  let onMessage;
+  let onError;
+  const helper = helperOver(worker, (message, error) => ([onMessage, onError] = [message, error]), () => {});
+  return {
+    helper,
+    held: () => waiting.map((w) => w.entry),
+    release() {
+      const next = waiting.shift();
+      if (next === undefined) return false;
+      if (fails) onError();
+      else onMessage({ id: next.id, read: new TextEncoder().encode(`read:${next.entry}`) });
+      return true;
+    },
+  };
+}
+
+const decode = (read) => (read === null ? null : new TextDecoder().decode(read));
+const pause = () => new Promise((resolve) => setImmediate(resolve));
+
+function schedule(helpers, sizes, readHere = (ticket) => new TextEncoder().encode(`here:${ticket.entry}`)) {
+  const hereReads = [];
+  const ahead = new ReadAhead({
+    ahead: sizes.map((_, entry) => entry),
+    helpers: helpers.map((h) => h.helper),
+    ticket: (entry) => ({ entry }),
+    bytes: (entry) => new Uint8Array([entry]),
+    size: (entry) => sizes[entry],
+    readHere: (ticket, bytes) => {
+      hereReads.push(ticket.entry);
+      return readHere(ticket, bytes);
+    },
+  });
+  return { ahead, hereReads };
+}
+
+test('every log is taken in order, from a helper or read here while a helper still reads', async () => {
+  const helpers = [standIn(), standIn()];
+  const sizes = Array.from({ length: 12 }, () => 1000);
+  const { ahead, hereReads } = schedule(helpers, sizes);
+  await pause();
+  assert.deepEqual(helpers.map((h) => h.held()), [[0, 1], [2, 3]], 'two reads in flight a helper');
+  const taken = [];
+  for (let entry = 0; entry < sizes.length; entry++) {
+    for (;;) {
+      // Helpers answer one read between two looks of the load.
+      helpers.forEach((h) => h.release());
+      await pause();
+      const result = await ahead.take(entry);
+      if (result.pending) continue;
+      taken.push(decode(result.read));
+      break;
+    }
+  }
+  ahead.close();
+  assert.equal(taken.length, sizes.length);
+  for (const [entry, read] of taken.entries()) {
+    assert.ok(read === `read:${entry}` || read === `here:${entry}` || read === null, read);
+  }
+  assert.ok(taken.some((r) => r.startsWith('read:')), 'helpers read some');
+  assert.ok(hereReads.every((entry) => taken[entry] === `here:${entry}`), 'what was read here is what was taken');
+});
+
+test('a failed helper leaves its logs to the load, which reads them itself', async () => {
+  const broken = standIn({ fails: true });
+  const { ahead } = schedule([broken], [1000, 1000, 1000]);
+  await pause();
+  broken.release();
+  await pause();
+  const first = await ahead.take(0);
+  assert.deepEqual(first, { read: null }, 'the failed read: read it yourself');
+  ahead.close();
+});
+
+test('logs read ahead count as progress until taken, and a large log is never read here', async () => {
+  const slow = standIn();
+  const big = 2 << 20;
+  const { ahead, hereReads } = schedule([slow], [10, 20, 30, big, 50, 60]);
+  await pause();
+  assert.deepEqual(slow.held(), [0, 1]);
+  // The load waits for entry 0: it reads the next small unclaimed logs here, one per look.
+  assert.deepEqual(await ahead.take(0), { pending: true });
+  assert.deepEqual(await ahead.take(0), { pending: true });
+  assert.deepEqual(hereReads, [2, 4], 'entry 3 is too large to read here');
+  assert.deepEqual(ahead.aheadDone(), { bytes: 30 + 50, logs: 2 });
+  slow.release();
+  await pause();
+  assert.deepEqual(ahead.aheadDone(), { bytes: 10 + 30 + 50, logs: 3 });
+  assert.equal(decode((await ahead.take(0)).read), 'read:0');
+  assert.deepEqual(ahead.aheadDone(), { bytes: 30 + 50, logs: 2 }, 'taken: the load counts it now');
+  ahead.close();
+});
+
+test('helpers start by default only for large loads, and one less than the cores', () => {
+  assert.equal(readerCount(undefined, 1 << 20, 8), 0);
+  assert.equal(readerCount(undefined, 64 << 20, 2), 1);
+  assert.equal(readerCount(undefined, 64 << 20, 1), 0);
+  assert.equal(readerCount(undefined, 64 << 20, 32), 4);
+  assert.equal(readerCount(3, 0, 1), 3, 'as asked');
+});
