@@ -39,6 +39,7 @@ def main() -> None:
         raw = path.read_bytes()
         stem = path.stem
         write("log_raw", stem, raw)
+        write("log_transfer", stem, raw)
         write("log_zstd", stem, zstd_log(raw))
         # A torn tail: the last frame cut in half.
         whole = zstd_log(raw)
