@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { SessionArchive, SessionArgumentError } from 'dsh-session-search';
+import { SessionArchive, SessionArgumentError, SessionLoadError } from 'dsh-session-search';
 import { answers, countingFiles, storedEntries } from './files.mjs';
 
 const logs = storedEntries(new Uint8Array(readFileSync(process.env.PKG_SAMPLE_ZIP)));
@@ -44,6 +44,21 @@ test('a log a helper cannot read, or reads out of place, fails as it does read a
   assert.deepEqual(helped.answers, alone.answers);
   const codes = alone.answers.failures.map((f) => f.code).sort();
   assert.deepEqual(codes, ['SESSION_LOAD_CORRUPT_FRAME', 'SESSION_LOAD_CORRUPT_FRAME', 'SESSION_LOAD_IDENTITY_MISMATCH'].sort());
+});
+
+test('an abort while helpers read stops the load and publishes nothing', async () => {
+  const controller = new AbortController();
+  const archive = await SessionArchive.create();
+  const onProgress = (p) => {
+    if (p.sessionsDone >= 3) controller.abort();
+  };
+  const load = archive.load(countingFiles(logs, []), { readers: 2, signal: controller.signal, onProgress });
+  await assert.rejects(load, (error) => error instanceof SessionLoadError && error.code === 'SESSION_LOAD_ABORTED');
+  assert.deepEqual(await archive.listSessions(), []);
+  // The archive loads again, with helpers, as if the aborted load had never started.
+  const report = await archive.load(countingFiles(logs, []), { readers: 2 });
+  assert.equal(report.sessions.length, logs.length);
+  archive.free();
 });
 
 test('readers must be a non-negative integer', async () => {
