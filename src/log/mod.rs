@@ -32,7 +32,7 @@ pub enum Encoding {
 }
 
 /// Bounds on reading untrusted logs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadLimits {
     /// Maximum decompressed bytes of one `.jsonl.zstd` log (default 1 GiB).
     pub max_decompressed_bytes: u64,

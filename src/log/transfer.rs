@@ -32,14 +32,6 @@ pub struct DecodeTicket {
     pub budget: u64,
 }
 
-impl PartialEq for ReadLimits {
-    fn eq(&self, other: &Self) -> bool {
-        self.fields() == other.fields()
-    }
-}
-
-impl Eq for ReadLimits {}
-
 impl ReadLimits {
     fn fields(&self) -> [u64; 5] {
         [
