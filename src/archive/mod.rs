@@ -298,9 +298,7 @@ impl LogFile {
             let message = "the file's first bytes changed while it was loading";
             return Err(Error::new(ErrorCode::LoadIo, message));
         }
-        if bytes.starts_with(ZSTD_MAGIC) {
-            self.encoding = Encoding::Zstd;
-        }
+        self.encoding = encoding_of_bytes(self.encoding, &bytes);
         self.bytes = bytes;
         Ok(())
     }
@@ -354,7 +352,16 @@ pub struct Gathered {
 
 const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
-pub(crate) const ZSTD_MAGIC: &[u8] = &[0x28, 0xB5, 0x2F, 0xFD];
+const ZSTD_MAGIC: &[u8] = &[0x28, 0xB5, 0x2F, 0xFD];
+
+/// How a log gathered as `gathered` is read once its `bytes` (or their first bytes) are known:
+/// bytes that start with the Zstandard magic are Zstandard whatever the file's name.
+pub(crate) fn encoding_of_bytes(gathered: Encoding, bytes: &[u8]) -> Encoding {
+    match bytes.starts_with(ZSTD_MAGIC) {
+        true => Encoding::Zstd,
+        false => gathered,
+    }
+}
 
 fn is_log_name(name: &str) -> bool {
     name.ends_with(".jsonl") || name.ends_with(".jsonl.zstd")

@@ -95,10 +95,7 @@ impl DecodeTicket {
 
     /// The encoding `bytes` are read with.
     fn encoding_for(&self, bytes: &[u8]) -> Encoding {
-        match bytes.starts_with(crate::archive::ZSTD_MAGIC) {
-            true => Encoding::Zstd,
-            false => self.encoding,
-        }
+        crate::archive::encoding_of_bytes(self.encoding, bytes)
     }
 }
 
