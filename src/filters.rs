@@ -187,13 +187,29 @@ pub fn session_matches(filters: &[SessionFilter], record: &SessionRecord) -> boo
     })
 }
 
-/// The JavaScript `\s` class, spelled out for the `regex` crate.
-const JS_WHITESPACE_CLASS: &str =
-    r"[\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]";
+/// A compiled text clause: does a document's text hold the clause's words, in order, apart
+/// only by whitespace, in any case?
+pub struct TextPattern(Compiled);
+
+impl TextPattern {
+    /// Whether `text` holds a match anywhere.
+    pub fn is_match(&self, text: &str) -> bool {
+        #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+        return self.0.test(text);
+        #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+        return self.0.is_match(text);
+    }
+}
+
+/// In a JavaScript host, the host's own `RegExp`: the engine DSH's scan runs on.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+type Compiled = js_sys::RegExp;
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+type Compiled = regex::Regex;
 
 /// Compiles a text clause: each word literal, whitespace runs flexible, case folded simply.
 /// Fails with `SESSION_QUERY_INVALID_FILTER` when the text is blank.
-pub fn compile_text_filter(text: &str) -> Result<regex::Regex, Error> {
+pub fn compile_text_filter(text: &str) -> Result<TextPattern, Error> {
     let words: Vec<&str> = text
         .split(crate::documents::is_js_whitespace)
         .filter(|w| !w.is_empty())
@@ -204,6 +220,36 @@ pub fn compile_text_filter(text: &str) -> Result<regex::Regex, Error> {
             "session text filter must contain non-whitespace text",
         ));
     }
+    compile(&words).map(TextPattern)
+}
+
+/// `words` escaped and joined by `\s+` (JavaScript's `\s` is exactly the whitespace the
+/// words were split at), unanchored, Unicode, case-insensitive.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn compile(words: &[&str]) -> Result<Compiled, Error> {
+    // With the `u` flag only syntax characters (and `/`) may be escaped: escaping anything
+    // else is a syntax error, so nothing else is.
+    let escape = |word: &str| -> String {
+        let mut out = String::with_capacity(word.len());
+        for c in word.chars() {
+            if "^$\\.*+?()[]{}|/".contains(c) {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out
+    };
+    let pattern = words.iter().map(|w| escape(w)).collect::<Vec<_>>().join(r"\s+");
+    Ok(js_sys::RegExp::new(&pattern, "iu"))
+}
+
+/// The JavaScript `\s` class, spelled out for the `regex` crate.
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+const JS_WHITESPACE_CLASS: &str =
+    r"[\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]";
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+fn compile(words: &[&str]) -> Result<Compiled, Error> {
     let pattern = words
         .iter()
         .map(|w| regex::escape(w))
