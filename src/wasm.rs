@@ -258,20 +258,43 @@ impl WasmArchive {
         Ok(Json::Object(answer).to_js_string())
     }
 
-    /// Builds the search index by about `budget` bytes of document text; returns
-    /// `{sessionsDone, sessionsTotal, eventsDone, eventsTotal, done}` as JSON text. Call until
-    /// `done` to show progress on a long first build (a search would otherwise build it whole);
-    /// searches in between answer without finishing it.
+    /// Builds the search index by about `budget` bytes of document text, handing jobs to up
+    /// to `slots` more helpers (`indexTakeJob`); returns `{sessionsDone, sessionsTotal,
+    /// eventsDone, eventsTotal, done, waiting}` as JSON text. Call until `done` to show
+    /// progress on a long first build (a search would otherwise build it whole); searches in
+    /// between answer without finishing it. `waiting`: only helpers' segments are left.
     #[wasm_bindgen(js_name = indexStep)]
-    pub fn index_step(&mut self, budget: f64) -> Result<String, JsValue> {
+    pub fn index_step(&mut self, budget: f64, slots: Option<u32>) -> Result<String, JsValue> {
         let budget = if budget.is_finite() && budget >= 1.0 {
             budget as u64
         } else {
             1
         };
-        let progress = self.archive.index_step(budget)?;
+        let slots = slots.unwrap_or(0) as usize;
+        let progress = self.archive.index_step_handing_out(budget, slots)?;
         keep_headroom();
         serde_json::to_string(&progress).map_err(|e| Error::invalid_argument(e.to_string()).into())
+    }
+
+    /// The next index job for a helper (`buildIndexSegment`), or `undefined`.
+    #[wasm_bindgen(js_name = indexTakeJob)]
+    pub fn index_take_job(&mut self) -> Option<Vec<u8>> {
+        self.archive.take_index_job()
+    }
+
+    /// Adopts the segment a helper built for a job taken here; `false`: refused (the job is
+    /// built here instead).
+    #[wasm_bindgen(js_name = indexSupplySegment)]
+    pub fn index_supply_segment(&mut self, segment: &[u8]) -> bool {
+        let taken = self.archive.supply_index_segment(segment);
+        keep_headroom();
+        taken
+    }
+
+    /// Takes back every job handed out: the helpers are gone.
+    #[wasm_bindgen(js_name = indexReclaimJobs)]
+    pub fn index_reclaim_jobs(&mut self) {
+        self.archive.reclaim_index_jobs();
     }
 
     /// The built search index as bytes (e.g. to keep in IndexedDB or OPFS).
@@ -293,6 +316,13 @@ impl WasmArchive {
 #[wasm_bindgen(js_name = readLogForTransfer)]
 pub fn read_log_for_transfer(ticket: &[u8], bytes: &[u8]) -> Result<Vec<u8>, JsValue> {
     Ok(crate::api::read_log_for_transfer(ticket, bytes)?)
+}
+
+/// Builds the index segment of a job an archive handed out (`indexTakeJob`), in any instance
+/// (a helper); returns it for the archive's `indexSupplySegment`.
+#[wasm_bindgen(js_name = buildIndexSegment)]
+pub fn build_index_segment(job: &[u8]) -> Result<Vec<u8>, JsValue> {
+    Ok(crate::api::build_index_segment(job)?)
 }
 
 /// The reference text functions (`encodeSessionReferenceUri`, `decodeSessionReferenceUri`,

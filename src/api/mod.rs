@@ -21,6 +21,7 @@ pub mod methods;
 pub mod options;
 mod staged;
 
+pub use crate::search::tantivy::build_segment as build_index_segment;
 pub use coerce::{Dialect, json_text, method_named, options_text, params_text};
 pub use methods::{AgentArg, Method, ParseContext, Request, call_static};
 pub use options::{ArchiveOptions, LoadCallOptions, PrepareSettings};
@@ -246,8 +247,35 @@ impl Archive {
     /// Until a step reports `done`, searches do not finish the build: they read the sessions
     /// it has not published from the corpus, and answer as the finished index will.
     pub fn index_step(&mut self, budget: u64) -> Result<IndexProgress, Error> {
+        self.index_step_handing_out(budget, 0)
+    }
+
+    /// [`index_step`](Self::index_step), handing documents to up to `slots` more helpers that
+    /// build index segments in parallel: take each job with [`take_index_job`](Self::take_index_job),
+    /// have [`build_index_segment`] run on it elsewhere, and supply the answer. A step says
+    /// `waiting` when the build only waits for helpers; whatever a helper does not answer is
+    /// built here when the index must be complete.
+    pub fn index_step_handing_out(&mut self, budget: u64, slots: usize) -> Result<IndexProgress, Error> {
         let (engine, corpus) = self.searcher()?;
-        engine.index_step(corpus, budget)
+        engine.index_step_handing_out(corpus, budget, slots)
+    }
+
+    /// The next job for a helper, as bytes; `None` when no job is ready.
+    pub fn take_index_job(&mut self) -> Option<Vec<u8>> {
+        self.search.as_mut()?.take_job()
+    }
+
+    /// Adopts a segment a helper built ([`build_index_segment`]) for a job taken here; `false`
+    /// when it is not what an awaited job asked for (the job is then built here).
+    pub fn supply_index_segment(&mut self, bytes: &[u8]) -> bool {
+        self.search.as_mut().is_some_and(|engine| engine.supply_segment(bytes))
+    }
+
+    /// Takes back every job handed out: the helpers are gone, and the build does it here.
+    pub fn reclaim_index_jobs(&mut self) {
+        if let Some(engine) = self.search.as_mut() {
+            engine.reclaim_jobs();
+        }
     }
 
     /// Whether `engine` might run out of document ids re-indexing everything loaded (checked

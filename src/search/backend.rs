@@ -1,7 +1,7 @@
 //! Choosing a search backend at run time: the provider enum the faces (RPC, CLI, wasm) hold,
 //! and the options that pick it (backend, tokenizer, index path).
 
-use super::engine::{CountSink, DocId, ScanProvider, SearchEngine, SearchProvider};
+use super::engine::{CountSink, DocId, ScanProvider, SearchEngine, SearchProvider, Settled};
 use super::request::SearchConfig;
 use super::tantivy::TantivyProvider;
 use super::tokenizer::TokenizerMode;
@@ -119,5 +119,25 @@ impl SearchProvider for AnyProvider {
 
     fn commit(&mut self) -> Result<(), Error> {
         delegate!(self, p => p.commit())
+    }
+
+    fn hand_out(&mut self, slots: usize) {
+        delegate!(self, p => p.hand_out(slots))
+    }
+
+    fn settle(&mut self) -> Result<Settled, Error> {
+        delegate!(self, p => p.settle())
+    }
+
+    fn take_job(&mut self) -> Option<Vec<u8>> {
+        delegate!(self, p => p.take_job())
+    }
+
+    fn supply_segment(&mut self, bytes: &[u8]) -> bool {
+        delegate!(self, p => p.supply_segment(bytes))
+    }
+
+    fn reclaim_jobs(&mut self) {
+        delegate!(self, p => p.reclaim_jobs())
     }
 }

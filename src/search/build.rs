@@ -6,7 +6,9 @@
 //! new; everything else keeps its ids. Each step re-reads which sessions are stale, so a corpus
 //! that changes between steps is followed, never indexed half-old.
 
-use super::engine::{DocId, DocMeta, FNV_OFFSET, IndexedSession, Interner, SearchEngine, SearchProvider, fnv1a_update};
+use super::engine::{
+    DocId, DocMeta, FNV_OFFSET, IndexedSession, Interner, SearchEngine, SearchProvider, Settled, fnv1a_update,
+};
 use super::request::{is_sanitized, sanitize_text};
 use crate::corpus::{Corpus, SessionRecord, Source};
 use crate::documents::{EventRecord, session_documents};
@@ -30,6 +32,9 @@ pub struct IndexProgress {
     pub events_total: u64,
     /// Whether the index is up to date (and published).
     pub done: bool,
+    /// Whether the build has nothing to do until a helper supplies a segment it was handed
+    /// (always `false` in builds that hand nothing out).
+    pub waiting: bool,
 }
 
 /// A build under way.
@@ -89,7 +94,37 @@ impl<P: SearchProvider> SearchEngine<P> {
     /// where the provider cannot add to a session in place), then reports progress. Call
     /// until `done`; a search in between finishes the build first.
     pub fn index_step(&mut self, corpus: &Corpus, budget: u64) -> Result<IndexProgress, Error> {
+        self.index_step_handing_out(corpus, budget, 0)
+    }
+
+    /// [`index_step`](Self::index_step), handing up to `slots` jobs (documents to index as a
+    /// segment) to the host's helpers: take them with [`take_job`](Self::take_job), supply
+    /// what the helpers built with [`supply_segment`](Self::supply_segment). A step reports
+    /// `waiting` when only jobs handed out stand between the build and its commit.
+    pub fn index_step_handing_out(
+        &mut self,
+        corpus: &Corpus,
+        budget: u64,
+        slots: usize,
+    ) -> Result<IndexProgress, Error> {
+        self.provider.hand_out(if budget == UNBOUNDED { 0 } else { slots });
         Ok(self.step(corpus, budget)?.0)
+    }
+
+    /// The next job handed out, as bytes for a helper ([`build_segment`](super::tantivy::build_segment)).
+    pub fn take_job(&mut self) -> Option<Vec<u8>> {
+        self.provider.take_job()
+    }
+
+    /// Adopts a helper's segment; `false` (the job is then built here) when it is not the
+    /// answer to a job handed out and still awaited.
+    pub fn supply_segment(&mut self, bytes: &[u8]) -> bool {
+        self.provider.supply_segment(bytes)
+    }
+
+    /// Takes back every job handed out, as when the helpers are gone.
+    pub fn reclaim_jobs(&mut self) {
+        self.provider.reclaim_jobs();
     }
 
     /// One step, and (once done) how many sessions the whole build changed.
@@ -99,7 +134,8 @@ impl<P: SearchProvider> SearchEngine<P> {
             return Ok((self.progress(corpus, &[], true), 0));
         }
         self.check_current(corpus)?;
-        self.provider.build_in_steps(budget != UNBOUNDED);
+        let stepped = budget != UNBOUNDED;
+        self.provider.build_in_steps(stepped);
         let mut stale = self.stale_sessions(corpus);
         let mut spent = 0;
         while spent < budget {
@@ -112,6 +148,15 @@ impl<P: SearchProvider> SearchEngine<P> {
         if self.build.current.is_some() || !stale.is_empty() {
             self.build.stepping = true;
             return Ok((self.progress(corpus, &stale, false), 0));
+        }
+        if stepped {
+            let settled = self.provider.settle()?;
+            if settled != Settled::Done {
+                self.build.stepping = true;
+                let mut progress = self.progress(corpus, &stale, false);
+                progress.waiting = settled == Settled::Waiting;
+                return Ok((progress, 0));
+            }
         }
         self.drop_gone(corpus)?;
         let progress = self.progress(corpus, &stale, true);
@@ -361,6 +406,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             events_done: self.build.events_done,
             events_total: self.build.events_done + events_left + current_left,
             done,
+            waiting: false,
         }
     }
 }

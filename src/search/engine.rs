@@ -175,6 +175,36 @@ pub trait SearchProvider {
     fn commit(&mut self) -> Result<(), Error> {
         Ok(())
     }
+    /// Told before each step of a stepped build how many jobs (documents a helper indexes
+    /// elsewhere) the host would take now. Providers that cannot adopt what a helper built
+    /// ignore it and index everything themselves.
+    fn hand_out(&mut self, _slots: usize) {}
+    /// Once a stepped build has handed every document over: builds at most one job no helper
+    /// will take, and says whether any job is still outside the index.
+    fn settle(&mut self) -> Result<Settled, Error> {
+        Ok(Settled::Done)
+    }
+    /// The next job for a helper, as bytes.
+    fn take_job(&mut self) -> Option<Vec<u8>> {
+        None
+    }
+    /// Adopts what a helper built for a job; `false` when it is not an awaited job's answer.
+    fn supply_segment(&mut self, _bytes: &[u8]) -> bool {
+        false
+    }
+    /// Takes back every job handed out (its helper is gone), to build it here.
+    fn reclaim_jobs(&mut self) {}
+}
+
+/// Where a stepped build stands once every document has been handed to the provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// No job is left outside the index.
+    Done,
+    /// A job was built here or is ready to be taken: step again.
+    Working,
+    /// Only jobs handed out remain: nothing to do here until a helper's segment is supplied.
+    Waiting,
 }
 
 /// Where [`SearchProvider::match_counts`] hands the documents it finds.

@@ -4,12 +4,14 @@
 //! phrases are found by intersecting positional postings. Small commits stay in a [`Tail`]
 //! until they add up to a segment's worth.
 
+mod handoff;
 mod tail;
 
-use super::engine::{CountSink, DocId, SearchProvider};
+use super::engine::{CountSink, DocId, SearchProvider, Settled};
 use super::rank::merge_spans;
 use super::tokenizer::{TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
+pub use handoff::build_segment;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tail::Tail;
@@ -272,6 +274,8 @@ pub struct TantivyProvider {
     tail: Tail,
     /// How much the writer may grow from `writer_base` before its segment is finished.
     segment_bytes: usize,
+    /// Documents handed out to be indexed by a helper.
+    jobs: handoff::Jobs,
 }
 
 impl TantivyProvider {
@@ -282,6 +286,13 @@ impl TantivyProvider {
             tail: Tail::new(0),
             ..TantivyProvider::new(mode)
         }
+    }
+
+    /// Hands out jobs of `bytes` of text instead of about 4 MiB (tests of the hand-off use
+    /// small ones).
+    pub fn with_job_bytes(mut self, bytes: usize) -> Self {
+        self.jobs.job_bytes = bytes.max(1);
+        self
     }
 
     /// How much a segment's writer may grow now before the segment is finished.
@@ -316,44 +327,112 @@ impl TantivyProvider {
             live: DocBits::default(),
             tail: Tail::new(tail::TAIL_BYTES),
             segment_bytes: SEGMENT_BYTES,
+            jobs: handoff::Jobs::new(),
         }
     }
 
-    /// The writer of the segment being built, opened at the first document since the last
-    /// commit, and the memory use it may grow to before its segment is finished.
-    fn writer(&mut self) -> Result<(&mut SingleSegmentIndexWriter, usize), Error> {
-        if self.writer.is_none() {
-            let settings = IndexSettings {
-                docstore_compress_dedicated_thread: false,
-                ..IndexSettings::default()
-            };
-            let tokenizers = tantivy::tokenizer::TokenizerManager::default();
-            tokenizers.register(TOKENIZER, Unicode61(self.mode));
-            let writer = Index::builder()
-                .schema(self.schema.clone())
-                .settings(settings)
-                .tokenizers(tokenizers)
-                .single_segment_index_writer(RamDirectory::create(), 15_000_000)
-                .map_err(index_failed)?;
-            self.writer_base = writer.mem_usage();
-            self.writer = Some(writer);
-        }
-        let limit = self.writer_base + self.segment_bytes;
-        let writer = self.writer.as_mut().ok_or_else(|| index_failed("no segment writer"))?;
-        Ok((writer, limit))
+    /// A fresh single-segment writer.
+    fn open_writer(&self) -> Result<SingleSegmentIndexWriter, Error> {
+        let settings = IndexSettings {
+            docstore_compress_dedicated_thread: false,
+            ..IndexSettings::default()
+        };
+        Index::builder()
+            .schema(self.schema.clone())
+            .settings(settings)
+            .tokenizers(self.tokenizers())
+            .single_segment_index_writer(RamDirectory::create(), 15_000_000)
+            .map_err(index_failed)
     }
 
-    /// Adds documents to the segment being written, finishing it once it is large.
-    fn write<'a>(&mut self, docs: impl IntoIterator<Item = (DocId, &'a str)>) -> Result<(), Error> {
-        let (text_field, doc_field) = (self.text, self.doc);
-        let (writer, limit) = self.writer()?;
+    fn tokenizers(&self) -> tantivy::tokenizer::TokenizerManager {
+        let tokenizers = tantivy::tokenizer::TokenizerManager::default();
+        tokenizers.register(TOKENIZER, Unicode61(self.mode));
+        tokenizers
+    }
+
+    fn add_documents<'a>(
+        &self,
+        writer: &mut SingleSegmentIndexWriter,
+        docs: impl IntoIterator<Item = (DocId, &'a str)>,
+    ) -> Result<(), Error> {
         for (id, text) in docs {
             let mut document = TantivyDocument::default();
-            document.add_text(text_field, text);
-            document.add_u64(doc_field, u64::from(id));
+            document.add_text(self.text, text);
+            document.add_u64(self.doc, u64::from(id));
             writer.add_document(document).map_err(index_failed)?;
         }
-        if writer.mem_usage() > limit {
+        Ok(())
+    }
+
+    /// A finished index, opened for search.
+    fn segment_of(&self, index: &Index) -> Result<Segment, Error> {
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(index_failed)?;
+        Segment::new(reader.searcher(), self.text)
+    }
+
+    /// A segment index from its files (a snapshot's, a helper's).
+    fn open_segment(&self, files: &SegmentFiles) -> Result<Segment, Error> {
+        let directory = RamDirectory::create();
+        for (name, data) in files {
+            directory
+                .atomic_write(std::path::Path::new(name), data)
+                .map_err(index_failed)?;
+        }
+        let mut index = Index::open(directory).map_err(index_failed)?;
+        index.set_tokenizers(self.tokenizers());
+        self.segment_of(&index)
+    }
+
+    /// Builds a job's segment here (no helper took it, or its answer did not come).
+    fn build_job(&mut self, job: &handoff::Job) -> Result<(), Error> {
+        let (_, docs) = job.documents().ok_or_else(|| index_failed("a damaged index job"))?;
+        let mut writer = self.open_writer()?;
+        self.add_documents(&mut writer, docs)?;
+        let index = writer.finalize().map_err(index_failed)?;
+        let segment = self.segment_of(&index)?;
+        self.segments.push(segment);
+        Ok(())
+    }
+
+    /// Builds here every job not in the index yet: it must be complete now.
+    fn build_all_jobs(&mut self) -> Result<(), Error> {
+        for job in self.jobs.drain_all() {
+            self.build_job(&job)?;
+        }
+        Ok(())
+    }
+
+    /// Adds documents to the segment being written, finishing it once it is large; or to the
+    /// job a helper will index, while the host has helpers free.
+    fn write<'a>(&mut self, docs: impl IntoIterator<Item = (DocId, &'a str)>) -> Result<(), Error> {
+        let mut docs = docs.into_iter().peekable();
+        while self.jobs.wanted() {
+            let Some((id, text)) = docs.next() else {
+                return Ok(());
+            };
+            self.jobs.push(self.mode, id, text);
+        }
+        if docs.peek().is_none() {
+            return Ok(());
+        }
+        let mut writer = match self.writer.take() {
+            Some(writer) => writer,
+            None => {
+                let writer = self.open_writer()?;
+                self.writer_base = writer.mem_usage();
+                writer
+            }
+        };
+        let added = self.add_documents(&mut writer, docs);
+        let full = writer.mem_usage() > self.writer_base + self.segment_bytes;
+        self.writer = Some(writer);
+        added?;
+        if full {
             self.flush()?;
         }
         Ok(())
@@ -365,12 +444,8 @@ impl TantivyProvider {
             return Ok(());
         };
         let index = writer.finalize().map_err(index_failed)?;
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(index_failed)?;
-        self.segments.push(Segment::new(reader.searcher(), self.text)?);
+        let segment = self.segment_of(&index)?;
+        self.segments.push(segment);
         Ok(())
     }
 }
@@ -452,31 +527,35 @@ impl TantivyProvider {
 /// One segment index's files: `(name, bytes)`.
 pub type SegmentFiles = Vec<(String, Vec<u8>)>;
 
+/// An index's files (`meta.json` and its segment's files), by name.
+fn index_files(index: &Index) -> Result<SegmentFiles, Error> {
+    let metas = index.load_metas().map_err(index_failed)?;
+    let mut names: Vec<std::path::PathBuf> = metas.list_segment_files().into_iter().collect();
+    names.push(std::path::PathBuf::from("meta.json"));
+    crate::sorting::sort(&mut names);
+    let mut files = Vec::with_capacity(names.len());
+    for name in names {
+        if !index.directory().exists(&name).map_err(index_failed)? {
+            continue;
+        }
+        let data = index.directory().atomic_read(&name).map_err(index_failed)?;
+        files.push((name.to_string_lossy().into_owned(), data));
+    }
+    Ok(files)
+}
+
 impl TantivyProvider {
     /// Every segment index's files (`meta.json` and segment files), for snapshots.
     pub(super) fn export_segments(&mut self) -> Result<Vec<SegmentFiles>, Error> {
-        // Snapshots hold segments only: the tail goes into one first.
+        // Snapshots hold segments only: the tail goes into one first, and no job stays out.
+        self.build_all_jobs()?;
         let docs = self.tail.drain();
         self.write(docs.iter().map(|(id, text)| (*id, text.as_str())))?;
         self.flush()?;
-        let mut out = Vec::with_capacity(self.segments.len());
-        for segment in &self.segments {
-            let index = segment.searcher.index();
-            let metas = index.load_metas().map_err(index_failed)?;
-            let mut names: Vec<std::path::PathBuf> = metas.list_segment_files().into_iter().collect();
-            names.push(std::path::PathBuf::from("meta.json"));
-            crate::sorting::sort(&mut names);
-            let mut files = Vec::with_capacity(names.len());
-            for name in names {
-                if !index.directory().exists(&name).map_err(index_failed)? {
-                    continue;
-                }
-                let data = index.directory().atomic_read(&name).map_err(index_failed)?;
-                files.push((name.to_string_lossy().into_owned(), data));
-            }
-            out.push(files);
-        }
-        Ok(out)
+        self.segments
+            .iter()
+            .map(|segment| index_files(segment.searcher.index()))
+            .collect()
     }
 
     /// Rebuilds a provider from exported segment files and the live documents of each session.
@@ -488,22 +567,7 @@ impl TantivyProvider {
     ) -> Result<Self, Error> {
         let mut provider = TantivyProvider::new(mode);
         for files in segments {
-            let directory = RamDirectory::create();
-            for (name, data) in &files {
-                directory
-                    .atomic_write(std::path::Path::new(name), data)
-                    .map_err(index_failed)?;
-            }
-            let mut index = Index::open(directory).map_err(index_failed)?;
-            let tokenizers = tantivy::tokenizer::TokenizerManager::default();
-            tokenizers.register(TOKENIZER, Unicode61(mode));
-            index.set_tokenizers(tokenizers);
-            let reader = index
-                .reader_builder()
-                .reload_policy(ReloadPolicy::Manual)
-                .try_into()
-                .map_err(index_failed)?;
-            let mut segment = Segment::new(reader.searcher(), provider.text)?;
+            let mut segment = provider.open_segment(&files)?;
             segment.renumber(renumber);
             provider.segments.push(segment);
         }
@@ -539,8 +603,9 @@ impl SearchProvider for TantivyProvider {
             .or_insert_with(|| SessionDocs::new(HashSet::new()))
             .extend(docs.iter().map(|(id, _)| *id));
         let bytes: usize = docs.iter().map(|(_, text)| text.len()).sum();
-        if bytes >= tail::DIRECT_BYTES {
-            // A build's batch: straight into the segment being written, no copy.
+        if bytes >= tail::DIRECT_BYTES || self.jobs.wanted() {
+            // A build's batch: straight into the segment being written, no copy (or into a
+            // job for a helper, which copies it anyway).
             return self.write(docs.iter().map(|(id, text)| (*id, *text)));
         }
         for (id, text) in docs {
@@ -567,8 +632,33 @@ impl SearchProvider for TantivyProvider {
     }
 
     fn commit(&mut self) -> Result<(), Error> {
+        self.build_all_jobs()?;
         self.tail.commit(self.mode);
         self.flush()
+    }
+
+    fn hand_out(&mut self, slots: usize) {
+        self.jobs.set_slots(slots);
+    }
+
+    fn settle(&mut self) -> Result<Settled, Error> {
+        let (settled, job) = self.jobs.settle();
+        if let Some(job) = job {
+            self.build_job(&job)?;
+        }
+        Ok(settled)
+    }
+
+    fn take_job(&mut self) -> Option<Vec<u8>> {
+        self.jobs.take()
+    }
+
+    fn supply_segment(&mut self, bytes: &[u8]) -> bool {
+        self.supply(bytes)
+    }
+
+    fn reclaim_jobs(&mut self) {
+        self.jobs.reclaim();
     }
 
     fn phrase_matches(&self, phrase: &[String], session: Option<&str>) -> Result<Vec<(DocId, Vec<u32>)>, Error> {

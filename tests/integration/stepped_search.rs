@@ -229,3 +229,130 @@ fn cursors_given_during_a_build_go_on_after_its_commit_unless_the_corpus_moved()
     let stale = moved.search_sessions(&corpus, &follow(&cursor)).expect_err("stale");
     assert_eq!(stale.code, ErrorCode::QueryStaleCursor);
 }
+
+/// An engine whose stepped builds hand out jobs of about 2 kB of text.
+fn handing_engine() -> Engine {
+    let mode = TokenizerMode::Unicode61;
+    let provider = TantivyProvider::new(mode).with_job_bytes(2048);
+    SearchEngine::new(provider, SearchConfig::default(), mode)
+}
+
+/// Builds as a host with `helpers` helpers would, each holding up to two jobs and answering
+/// one of them every other step (the others built here when no helper is free); checks the
+/// answers part-way and returns (jobs supplied, steps that reported `waiting`).
+fn build_with_helpers(
+    engine: &mut Engine,
+    corpus: &Corpus,
+    helpers: usize,
+    expected: &[serde_json::Value],
+) -> (usize, usize) {
+    let mut in_flight: std::collections::VecDeque<Vec<u8>> = Default::default();
+    let (mut supplied, mut waited, mut steps) = (0, 0, 0);
+    loop {
+        let slots = (2 * helpers).saturating_sub(in_flight.len());
+        let progress = engine.index_step_handing_out(corpus, 4096, slots).expect("steps");
+        while in_flight.len() < 2 * helpers {
+            let Some(job) = engine.take_job() else { break };
+            in_flight.push_back(dsh_session_search::api::build_index_segment(&job).expect("a helper builds it"));
+        }
+        if progress.done {
+            assert!(in_flight.is_empty(), "done with segments still out");
+            return (supplied, waited);
+        }
+        steps += 1;
+        waited += usize::from(progress.waiting);
+        assert!(!progress.waiting || !in_flight.is_empty(), "waiting for nothing");
+        if (progress.waiting || steps % 2 == 0)
+            && let Some(segment) = in_flight.pop_front()
+        {
+            assert!(engine.supply_segment(&segment), "the answer to an awaited job is taken");
+            assert!(!engine.supply_segment(&segment), "and only once");
+            supplied += 1;
+        }
+        if steps % 7 == 0 {
+            assert_eq!(answers(engine, corpus), expected, "answers after step {steps}");
+        }
+    }
+}
+
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn segments_built_by_helpers_answer_as_an_index_built_here() {
+    let mut corpus = corpus();
+    let expected = answers(&mut engine(), &corpus);
+    for helpers in [1, 2] {
+        let mut stepped = handing_engine();
+        let (supplied, waited) = build_with_helpers(&mut stepped, &corpus, helpers, &expected);
+        assert!(supplied >= 5, "{helpers} helpers built {supplied} segments");
+        assert!(waited >= 1, "the build waited for its last segments");
+        assert_eq!(
+            answers(&mut stepped, &corpus),
+            expected,
+            "{helpers} helpers, once built"
+        );
+
+        // A second build over the changed corpus, with helpers again.
+        change(&mut corpus);
+        let changed = answers(&mut engine(), &corpus);
+        build_with_helpers(&mut stepped, &corpus, helpers, &changed);
+        assert_eq!(answers(&mut stepped, &corpus), changed, "{helpers} helpers, rebuilt");
+        corpus = self::corpus();
+    }
+}
+
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn a_segment_is_taken_only_for_the_job_it_answers() {
+    let corpus = corpus();
+    let expected = answers(&mut engine(), &corpus);
+    let mut stepped = handing_engine();
+    let mut other = handing_engine();
+    let mut jobs = Vec::new();
+    while jobs.len() < 2 {
+        stepped.index_step_handing_out(&corpus, 4096, 2).expect("steps");
+        other.index_step_handing_out(&corpus, 4096, 2).expect("steps");
+        jobs.extend(stepped.take_job());
+    }
+    let theirs = other.take_job().expect("the other engine hands out a job too");
+    let segment = |job: &[u8]| dsh_session_search::api::build_index_segment(job).expect("builds");
+    assert!(!stepped.supply_segment(&segment(&theirs)), "another index's job");
+    assert!(!stepped.supply_segment(b"not a segment"), "bytes that are no segment");
+    let good = segment(&jobs[0]);
+    for cut in [0, 12, good.len() / 2, good.len() - 1] {
+        assert!(!stepped.supply_segment(&good[..cut]), "a segment cut at {cut}");
+    }
+    let mut altered = good.clone();
+    *altered.last_mut().expect("bytes") ^= 0xff;
+    assert!(
+        !stepped.supply_segment(&altered) || !stepped.supply_segment(&good),
+        "an altered segment"
+    );
+    for job in [b"".as_slice(), b"job", &jobs[0][..jobs[0].len() - 1]] {
+        let built = dsh_session_search::api::build_index_segment(job);
+        assert_eq!(
+            built.err().map(|e| e.code),
+            Some(ErrorCode::QueryIndexFailed),
+            "a damaged job"
+        );
+    }
+    // The helpers are gone: their jobs come back and are built here, as are those still out
+    // when a search must finish the build.
+    stepped.reclaim_jobs();
+    stepped.index_step_handing_out(&corpus, 4096, 1).expect("steps");
+    assert!(stepped.take_job().is_some(), "a reclaimed job is handed out again");
+    assert_eq!(answers(&mut stepped, &corpus), expected, "answers part-way");
+    // Steps build here every job not handed out, then wait for the one that is.
+    loop {
+        let progress = stepped.index_step(&corpus, 1 << 20).expect("steps");
+        assert!(!progress.done, "a stepped build does not finish with a job out");
+        if progress.waiting {
+            break;
+        }
+    }
+    stepped.reconcile(&corpus).expect("finishes");
+    assert_eq!(
+        answers(&mut stepped, &corpus),
+        expected,
+        "the job still out was built here"
+    );
+}
