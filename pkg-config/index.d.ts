@@ -206,6 +206,14 @@ export interface BuildIndexOptions {
   onProgress?: (progress: IndexProgress) => void;
   /** Document text one step reads (default 262144: tens of milliseconds per step in a browser). */
   stepBytes?: number;
+  /**
+   * Helper workers (as for `LoadOptions.readers`) that build index segments from documents
+   * this thread hands them, while it extracts the next ones and indexes the rest itself.
+   * Default: one less than the cores (at most 4) for builds of 10,000 events or more, none
+   * for smaller ones or where workers are not available (workerd). `0` builds in this thread
+   * alone. The answers are the same either way.
+   */
+  builders?: number;
 }
 
 export interface InputSummary {

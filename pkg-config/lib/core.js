@@ -3,6 +3,7 @@
 // a function that returns the initialised raw module (or a Promise of it).
 
 import { ReadAhead, readerCount } from './readers.js';
+import { SegmentBuilders, builderCount } from './segments.js';
 import {
   SessionArgumentError,
   SessionInternalError,
@@ -277,7 +278,7 @@ function citedSessions(references) {
 const EVERY_SESSION = new Set(['searchSessions', 'searchEvents', 'listCandidates']);
 
 const LOAD_OPTION_KEYS = new Set(['strict', 'signal', 'onProgress', 'readers']);
-const BUILD_OPTION_KEYS = new Set(['signal', 'onProgress', 'stepBytes']);
+const BUILD_OPTION_KEYS = new Set(['signal', 'onProgress', 'stepBytes', 'builders']);
 /** Document text one index step reads: tens of milliseconds of wasm work between reports. */
 const INDEX_STEP_BYTES = 256 * 1024;
 
@@ -836,17 +837,54 @@ export function createApi(loadRaw, readers = null) {
       if (!Number.isSafeInteger(stepBytes) || stepBytes < 1) {
         throw argumentError('buildIndex options.stepBytes must be a positive integer');
       }
-      for (;;) {
-        if (signal !== undefined && signal.aborted) throw searchAborted();
-        const handle = this.#open();
-        const progress = JSON.parse(guard(() => handle.indexStep(stepBytes)));
-        if (onProgress !== undefined) {
-          const { sessionsDone, sessionsTotal, eventsDone, eventsTotal, done } = progress;
-          onProgress({ sessionsDone, sessionsTotal, eventsDone, eventsTotal, done });
-        }
-        if (progress.done) return progress;
-        await yieldToEventLoop();
+      if (settings.builders !== undefined && !(Number.isSafeInteger(settings.builders) && settings.builders >= 0)) {
+        throw argumentError('buildIndex options.builders must be a non-negative integer');
       }
+      // Jobs handed out by an earlier build that was stopped have no helper any more.
+      guard(() => this.#open().indexReclaimJobs());
+      let builders = null;
+      try {
+        for (;;) {
+          if (signal !== undefined && signal.aborted) throw searchAborted();
+          const handle = this.#open();
+          if (builders && builders.failed()) {
+            guard(() => handle.indexReclaimJobs());
+            builders.close();
+            builders = false;
+          }
+          for (const segment of builders ? builders.takeBuilt() : []) guard(() => handle.indexSupplySegment(segment));
+          const progress = JSON.parse(guard(() => handle.indexStep(stepBytes, builders ? builders.slots() : 0)));
+          builders ??= this.#segmentBuilders(settings.builders, progress);
+          for (let slots = builders ? builders.slots() : 0; slots > 0; slots--) {
+            const job = guard(() => handle.indexTakeJob());
+            if (job === undefined) break;
+            builders.send(job);
+          }
+          const { sessionsDone, sessionsTotal, eventsDone, eventsTotal, done, waiting } = progress;
+          const shown = { sessionsDone, sessionsTotal, eventsDone, eventsTotal, done };
+          // A step that only waited for helpers has nothing new to show.
+          if (onProgress !== undefined && !waiting) onProgress(shown);
+          if (done) return shown;
+          if (waiting && builders) await builders.answered();
+          else await yieldToEventLoop();
+        }
+      } finally {
+        if (builders) builders.close();
+      }
+    }
+
+    /** Helpers building index segments, false when the build goes alone (decided once, after its first step). */
+    #segmentBuilders(requested, progress) {
+      const count = readers === null || progress.done ? 0 : builderCount(requested, progress.eventsTotal - progress.eventsDone, readers.cores());
+      if (count === 0) return false;
+      const helpers = [];
+      try {
+        for (let i = 0; i < count; i++) helpers.push(readers.spawn());
+      } catch {
+        for (const helper of helpers) helper.close();
+        return false;
+      }
+      return new SegmentBuilders(helpers);
     }
 
     async exportIndex() {

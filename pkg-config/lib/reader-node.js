@@ -1,7 +1,8 @@
-// A worker thread that reads logs for a load in another thread (see readers.js): Node, Deno, Bun.
+// A worker thread that helps an archive in another thread (see readers.js and segments.js):
+// it reads logs for a load and builds index segments. Node, Deno and Bun.
 import { parentPort, workerData } from 'node:worker_threads';
 import * as raw from '../wasm/dsh_session_search.js';
-import { serveReads } from './readers.js';
+import { serveHelper } from './readers.js';
 
 let ready = false;
 const module = () => {
@@ -9,5 +10,9 @@ const module = () => {
   ready = true;
   return raw;
 };
-const serve = serveReads(module, (m, ticket, bytes) => m.readLogForTransfer(ticket, bytes), (message, transfer) => parentPort.postMessage(message, transfer));
+const work = {
+  read: (m, ticket, bytes) => m.readLogForTransfer(ticket, bytes),
+  build: (m, job) => m.buildIndexSegment(job),
+};
+const serve = serveHelper(module, work, (message, transfer) => parentPort.postMessage(message, transfer));
 parentPort.on('message', serve);

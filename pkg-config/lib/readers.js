@@ -25,7 +25,8 @@ export function readerCount(requested, bytes, cores) {
 /**
  * A helper over a worker (anything with `postMessage`): `subscribe(onMessage, onError)` wires
  * its replies and failures, `close()` ends it. `read(ticket, bytes)` resolves to what it read,
- * or null when it could not (every read resolves null once the worker has failed).
+ * `build(job)` to the index segment it built, or null when it could not (every request
+ * resolves null once the worker has failed).
  */
 export function helperOver(worker, subscribe, close) {
   const pending = new Map();
@@ -37,21 +38,23 @@ export function helperOver(worker, subscribe, close) {
     pending.clear();
   };
   subscribe(
-    ({ id, read }) => {
-      pending.get(id)?.(read instanceof Uint8Array ? read : null);
+    ({ id, result }) => {
+      pending.get(id)?.(result instanceof Uint8Array ? result : null);
       pending.delete(id);
     },
     failAll,
   );
+  const request = (message) => {
+    if (failed) return Promise.resolve(null);
+    const id = next++;
+    return new Promise((resolve) => {
+      pending.set(id, resolve);
+      worker.postMessage({ id, ...message }, message.job === undefined ? [] : [message.job.buffer]);
+    });
+  };
   return {
-    read(ticket, bytes) {
-      if (failed) return Promise.resolve(null);
-      const id = next++;
-      return new Promise((resolve) => {
-        pending.set(id, resolve);
-        worker.postMessage({ id, ticket, bytes });
-      });
-    },
+    read: (ticket, bytes) => request({ ticket, bytes }),
+    build: (job) => request({ job }),
     close() {
       failAll();
       close();
@@ -59,21 +62,30 @@ export function helperOver(worker, subscribe, close) {
   };
 }
 
-/** The body of a helper worker: answers `{id, ticket, bytes}` with `{id, read}` (null on failure). */
-export function serveReads(ready, readLog, reply) {
+/**
+ * The body of a helper worker: answers `{id, ticket, bytes}` (a log to read) and `{id, job}`
+ * (an index segment to build) with `{id, result}`, null on failure. `work` is `{read(module,
+ * ticket, bytes), build(module, job)}`.
+ */
+export function serveHelper(ready, work, reply) {
   let broken = false;
-  return async ({ id, ticket, bytes }) => {
-    let read = null;
+  return async ({ id, ticket, bytes, job }) => {
+    let result = null;
     try {
       const module = await ready();
-      const input = bytes instanceof Uint8Array ? bytes : new Uint8Array(await bytes.arrayBuffer());
-      if (!broken) read = readLog(module, ticket, input);
+      if (broken) {
+        // Nothing more from an instance that trapped.
+      } else if (job !== undefined) {
+        result = work.build(module, job);
+      } else {
+        result = work.read(module, ticket, bytes instanceof Uint8Array ? bytes : new Uint8Array(await bytes.arrayBuffer()));
+      }
     } catch (error) {
-      // A coded error is the log's (the load reads it again and reports it); anything else
-      // (a trap) leaves this instance unusable.
+      // A coded error is the request's (the archive does that work itself and reports what
+      // fails); anything else (a trap) leaves this instance unusable.
       if (!(error && typeof error === 'object' && 'code' in error)) broken = true;
     }
-    reply({ id, read }, read === null ? [] : [read.buffer]);
+    reply({ id, result }, result === null ? [] : [result.buffer]);
   };
 }
 

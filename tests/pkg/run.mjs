@@ -99,9 +99,10 @@ for (const [name, cmd, argv] of runtimes) {
       sameCalls(JSON.parse(run(cmd, [...argv, input])), expected[kind], name);
     });
   }
-  // The root's logs as separate inputs, read by two helper threads (a ZIP is expanded whole).
+  // The root's logs as separate inputs, read by two helper threads (a ZIP is expanded whole),
+  // and its index built by two.
   if (inputs.root && expected.root) {
-    await step(`${name}: root, read by 2 helper threads`, () => {
+    await step(`${name}: root, read and indexed by 2 helper threads`, () => {
       const env = { ...process.env, PKG_READERS: '2' };
       sameCalls(JSON.parse(run(cmd, [...argv, inputs.root], { env })), expected.root, name);
     });
@@ -110,7 +111,7 @@ for (const [name, cmd, argv] of runtimes) {
 
 await step('node 20 API and error tests', () => run('node', ['--test', 'api.test.mjs'], { env: { ...process.env, PKG_SAMPLE_ZIP: inputs.zip, PKG_ROOT: inputs.root ?? '' } }).trim().split('\n').filter((l) => /^# (pass|fail)/.test(l)).join(', '));
 
-await step('node 20 parallel reads: helper threads read logs, answers and failures equal a load without; the scheduler with stand-in helpers', () => run('node', ['--test', 'readers.test.mjs', 'readahead.test.mjs'], { env: { ...process.env, PKG_SAMPLE_ZIP: inputs.zip } }).trim().split('\n').filter((l) => /^# (pass|fail)/.test(l)).join(', '));
+await step('node 20 parallel reads and index builds: helper threads read logs and build segments, answers and failures equal a load and a build without; the scheduler with stand-in helpers', () => run('node', ['--test', 'readers.test.mjs', 'readahead.test.mjs', 'builders.test.mjs'], { env: { ...process.env, PKG_SAMPLE_ZIP: inputs.zip } }).trim().split('\n').filter((l) => /^# (pass|fail)/.test(l)).join(', '));
 await step('node 20 load of Files: each log read when reached, reads counted', () => run('node', ['--test', 'load.test.mjs'], { env: { ...process.env, PKG_SAMPLE_ZIP: inputs.zip } }).trim().split('\n').filter((l) => /^# (pass|fail)/.test(l)).join(', '));
 
 await step('node 20 lazy source: answers equal a full load, reads counted', () => {

@@ -8,7 +8,7 @@
 
 const WORD = /[A-Za-z]{5,}/;
 
-export async function runScenario(api, inputs, loadOptions) {
+export async function runScenario(api, inputs, loadOptions, buildOptions) {
   const calls = [];
   const archive = await api.SessionArchive.create();
   const record = async (method, params, run, extra = {}) => {
@@ -25,6 +25,8 @@ export async function runScenario(api, inputs, loadOptions) {
 
   const report = await archive.load(inputs, loadOptions);
   calls.push({ method: 'load', report: summariseReport(report) });
+  // Built ahead (with helpers, say) or, when not, by the first search: the answers are alike.
+  if (buildOptions !== undefined) await archive.buildIndex(buildOptions);
   const sessions = (await call('listSessions')) ?? [];
   const ids = sessions.map((s) => s.header.id);
   for (const id of ids.slice(0, 3)) {

@@ -28,7 +28,7 @@ function standIn({ fails = false } = {}) {
       const next = waiting.shift();
       if (next === undefined) return false;
       if (fails) onError();
-      else onMessage({ id: next.id, read: new TextEncoder().encode(`read:${next.entry}`) });
+      else onMessage({ id: next.id, result: new TextEncoder().encode(`read:${next.entry}`) });
       return true;
     },
   };
