@@ -82,7 +82,7 @@ impl<P: SearchProvider> SearchEngine<P> {
     /// (re)indexed or removed.
     pub fn reconcile(&mut self, corpus: &Corpus) -> Result<usize, Error> {
         loop {
-            if let (progress, changed) = self.step(corpus, UNBOUNDED)?
+            if let (progress, changed) = self.step(corpus, UNBOUNDED, 0)?
                 && progress.done
             {
                 return Ok(changed);
@@ -107,8 +107,7 @@ impl<P: SearchProvider> SearchEngine<P> {
         budget: u64,
         slots: usize,
     ) -> Result<IndexProgress, Error> {
-        self.provider.hand_out(if budget == UNBOUNDED { 0 } else { slots });
-        Ok(self.step(corpus, budget)?.0)
+        Ok(self.step(corpus, budget, slots)?.0)
     }
 
     /// The next job handed out, as bytes for a helper ([`build_segment`](super::tantivy::build_segment)).
@@ -127,8 +126,9 @@ impl<P: SearchProvider> SearchEngine<P> {
         self.provider.reclaim_jobs();
     }
 
-    /// One step, and (once done) how many sessions the whole build changed.
-    fn step(&mut self, corpus: &Corpus, budget: u64) -> Result<(IndexProgress, usize), Error> {
+    /// One step, handing out up to `slots` jobs if it is bounded, and (once done) how many
+    /// sessions the whole build changed.
+    fn step(&mut self, corpus: &Corpus, budget: u64, slots: usize) -> Result<(IndexProgress, usize), Error> {
         if self.reconciled == Some(corpus.generation()) {
             // What the full step below finds with nothing stale, gone or under way.
             return Ok((self.progress(corpus, &[], true), 0));
@@ -136,6 +136,9 @@ impl<P: SearchProvider> SearchEngine<P> {
         self.check_current(corpus)?;
         let stepped = budget != UNBOUNDED;
         self.provider.build_in_steps(stepped);
+        // Only a stepped build's host takes jobs; every other write (a search's build, a live
+        // session's next events) is indexed here, small commits in the tail.
+        self.provider.hand_out(if stepped { slots } else { 0 });
         let mut stale = self.stale_sessions(corpus);
         let mut spent = 0;
         while spent < budget {
@@ -166,6 +169,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             self.generation += 1;
         }
         self.build = Build::default();
+        self.provider.hand_out(0);
         self.committed_epoch = self.next_epoch;
         self.reconciled = Some(corpus.generation());
         Ok((progress, changed))
@@ -701,6 +705,39 @@ mod tests {
             stepped.index_step(&corpus, 20).expect("nothing to do").sessions_total,
             0
         );
+    }
+
+    #[test]
+    fn after_a_build_with_helpers_a_growing_session_goes_to_the_tail_not_to_jobs() {
+        let mode = TokenizerMode::Unicode61;
+        let provider = TantivyProvider::new(mode).with_job_bytes(64);
+        let mut engine = SearchEngine::new(provider, SearchConfig::default(), mode);
+        let mut corpus = corpus();
+        let mut supplied = 0;
+        while !engine.index_step_handing_out(&corpus, 20, 2).expect("steps").done {
+            while let Some(job) = engine.take_job() {
+                let segment = crate::search::tantivy::build_segment(&job).expect("builds");
+                assert!(engine.supply_segment(&segment));
+                supplied += 1;
+            }
+        }
+        assert!(supplied >= 2, "helpers built {supplied} segments");
+        let segments = engine.provider.segment_count();
+        let last = corpus.source("a").expect("live").log.events.len() as u64;
+        for seq in last..last + 20 {
+            let event = json(&format!(
+                r#"{{"type":"user/message","seq":{seq},"time":{seq},"surfaceOp":"append","data":{{"id":"n{seq}","role":"user","content":[{{"type":"text","text":"one more {seq}"}}],"source":{{"kind":"user"}}}}}}"#
+            ));
+            corpus.append_live("a", vec![event]).expect("appends");
+            engine.reconcile(&corpus).expect("indexes");
+        }
+        assert_eq!(
+            engine.provider.segment_count(),
+            segments,
+            "no segment per appended event"
+        );
+        let mut whole = tantivy();
+        assert_eq!(answers(&mut engine, &corpus), answers(&mut whole, &corpus));
     }
 
     #[test]
