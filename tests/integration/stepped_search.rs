@@ -318,14 +318,27 @@ fn a_segment_is_taken_only_for_the_job_it_answers() {
     assert!(!stepped.supply_segment(&segment(&theirs)), "another index's job");
     assert!(!stepped.supply_segment(b"not a segment"), "bytes that are no segment");
     let good = segment(&jobs[0]);
+    // A refused segment sends its job back to be handed out again: take it anew each time.
+    let mut refused = |bytes: &[u8], what: String| {
+        assert!(!stepped.supply_segment(bytes), "{what}");
+        // (Bytes too short to name the job leave it awaited.)
+        while let Some(again) = stepped.take_job() {
+            if again == jobs[0] {
+                break;
+            }
+        }
+    };
     for cut in [0, 12, good.len() / 2, good.len() - 1] {
-        assert!(!stepped.supply_segment(&good[..cut]), "a segment cut at {cut}");
+        refused(&good[..cut], format!("a segment cut at {cut}"));
     }
-    let mut altered = good.clone();
-    *altered.last_mut().expect("bytes") ^= 0xff;
+    for at in [12, 20, good.len() / 2, good.len() - 1] {
+        let mut altered = good.clone();
+        altered[at] ^= 0x01;
+        refused(&altered, format!("a segment altered at {at}"));
+    }
     assert!(
-        !stepped.supply_segment(&altered) || !stepped.supply_segment(&good),
-        "an altered segment"
+        stepped.supply_segment(&good),
+        "the intact segment, after the refused copies"
     );
     for job in [b"".as_slice(), b"job", &jobs[0][..jobs[0].len() - 1]] {
         let built = dsh_session_search::api::build_index_segment(job);

@@ -15,6 +15,7 @@ use crate::search::engine::{DocId, Settled};
 use crate::search::tokenizer::TokenizerMode;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
+use twox_hash::XxHash64;
 
 /// Text a job gathers before it is sealed and can be handed out: about the text a stepped
 /// build writes into one segment of its own, so a build with helpers has no more segments
@@ -205,13 +206,17 @@ pub fn build_segment(job: &[u8]) -> Result<Vec<u8>, Error> {
     let mut writer = provider.open_writer()?;
     provider.add_documents(&mut writer, docs)?;
     let index = writer.finalize().map_err(index_failed)?;
-    let mut out = Writer(job[..12].to_vec());
     let files = super::index_files(&index)?;
-    out.u32(files.len() as u32);
+    let mut body = Writer::default();
+    body.u32(files.len() as u32);
     for (name, data) in &files {
-        out.bytes(name.as_bytes());
-        out.bytes(data);
+        body.bytes(name.as_bytes());
+        body.bytes(data);
     }
+    // The job it answers, and a checksum of the files, checked before tantivy reads a byte.
+    let mut out = Writer(job[..12].to_vec());
+    out.u64(XxHash64::oneshot(0, &body.0));
+    out.0.extend_from_slice(&body.0);
     Ok(out.0)
 }
 
@@ -227,7 +232,9 @@ impl TantivyProvider {
         let Some(job) = self.jobs.awaited(provider, number) else {
             return false;
         };
-        match read_files(&mut input).and_then(|files| self.open_segment(&files).ok()) {
+        let intact = input.u64().is_some_and(|sum| sum == XxHash64::oneshot(0, input.0));
+        let files = intact.then(|| read_files(&mut input)).flatten();
+        match files.and_then(|files| self.open_segment(&files).ok()) {
             Some(segment) if segment.ids.iter().flat_map(|s| &s.ids).eq(&job.ids) => {
                 self.segments.push(segment);
                 true
