@@ -40,6 +40,8 @@ def main() -> None:
         stem = path.stem
         write("log_raw", stem, raw)
         write("log_transfer", stem, raw)
+        # Segment edits as (position, xor) triples; a log's bytes also make a job to refuse.
+        write("index_segment", stem, raw[:30])
         write("log_zstd", stem, zstd_log(raw))
         # A torn tail: the last frame cut in half.
         whole = zstd_log(raw)

@@ -281,6 +281,12 @@ const LOAD_OPTION_KEYS = new Set(['strict', 'signal', 'onProgress', 'readers']);
 const BUILD_OPTION_KEYS = new Set(['signal', 'onProgress', 'stepBytes', 'builders']);
 /** Document text one index step reads: tens of milliseconds of wasm work between reports. */
 const INDEX_STEP_BYTES = 256 * 1024;
+/** How often a build that only waits for helpers' segments reports its (unchanged) progress. */
+const WAITING_REPORT_MS = 100;
+
+function pause(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 /**
  * Lets queued messages (an abort, other calls) run. A MessageChannel round trip, not
@@ -862,10 +868,11 @@ export function createApi(loadRaw, readers = null) {
           }
           const { sessionsDone, sessionsTotal, eventsDone, eventsTotal, done, waiting } = progress;
           const shown = { sessionsDone, sessionsTotal, eventsDone, eventsTotal, done };
-          // A step that only waited for helpers has nothing new to show.
-          if (onProgress !== undefined && !waiting) onProgress(shown);
+          if (onProgress !== undefined) onProgress(shown);
           if (done) return shown;
-          if (waiting && builders) await builders.answered();
+          // Waiting for the helpers' last segments, the build still reports now and then, so
+          // a progress display never looks stalled.
+          if (waiting && builders) await Promise.race([builders.answered(), pause(WAITING_REPORT_MS)]);
           else await yieldToEventLoop();
         }
       } finally {
