@@ -293,27 +293,6 @@ pub fn filter_documents(documents: Vec<Document>, filters: &[EventFilter]) -> Re
 mod tests {
     use super::*;
 
-    fn matches(clause: &str, text: &str) -> bool {
-        compile_text_filter(clause).expect("compiles").is_match(text)
-    }
-
-    #[test]
-    fn text_scan_follows_the_spec_examples() {
-        let doc = "Hello\n(AI)+";
-        assert!(matches("hello (ai)+", doc));
-        assert!(matches("  hello   (ai)+ ", doc));
-        assert!(matches("ello", doc));
-        assert!(!matches("hello(ai)", doc));
-        assert!(!matches("(ai)+ hello", doc));
-        assert!(matches("AI", "BRAID"));
-        assert!(!matches("cafe", "café"));
-        assert!(matches("É", "é"));
-        assert!(matches("s", "ſ"));
-        assert!(!matches("ss", "ß"));
-        assert!(matches("a b", "a\u{FEFF}b"));
-        assert!(!matches("a b", "a\u{85}b"));
-    }
-
     #[test]
     fn blank_text_is_an_invalid_filter() {
         assert_eq!(

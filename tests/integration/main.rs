@@ -2,7 +2,7 @@
 //! library and its heavy dependencies (tantivy, bundled SQLite) instead of one per file. A test
 //! is named by its module, e.g. `cargo test --test integration golden::`. Natively every module
 //! but `wasm` runs; on wasm32 (`make test-wasm`, under Node) `provider_contract`, `snapshot`,
-//! `stepped_search` and `wasm` do: each module says where it runs with its own `#![cfg]`. `tests/soak.rs` stays a
+//! `stepped_search`, `text_clauses` and `wasm` do: each module says where it runs with its own `#![cfg]`. `tests/soak.rs` stays a
 //! binary of its own, because it measures the resident size of its whole process.
 
 // Loading: the spec's fixtures, damaged and hostile inputs.
@@ -10,11 +10,12 @@ mod bad_input;
 mod golden;
 mod hostile;
 
-// Search: the provider contract, snapshots, searching during a build, CJK recall.
+// Search: the provider contract, snapshots, searching during a build, CJK recall, text clauses.
 mod cjk_recall;
 mod provider_contract;
 mod snapshot;
 mod stepped_search;
+mod text_clauses;
 
 // The faces: command line, JSON-RPC, JavaScript (wasm32 only).
 mod cli;

@@ -396,28 +396,3 @@ fn long_session_log() -> Vec<u8> {
 fn call_prepare(archive: &mut WasmArchive, params: &str, collect_spills: bool) -> serde_json::Value {
     serde_json::from_str(&archive.prepare(params, collect_spills).expect("prepares")).expect("JSON")
 }
-
-/// Text clauses run on the host's `RegExp` here: the documented examples, syntax characters
-/// matched literally, and JavaScript's whitespace (and only it) between words.
-#[wasm_bindgen_test]
-fn text_clauses_match_as_documented_on_the_hosts_regexp() {
-    use dsh_session_search::filters::compile_text_filter;
-    let matches = |clause: &str, text: &str| compile_text_filter(clause).expect("compiles").is_match(text);
-    let doc = "Hello\n(AI)+";
-    assert!(matches("hello (ai)+", doc));
-    assert!(matches("  hello   (ai)+ ", doc));
-    assert!(matches("ello", doc));
-    assert!(!matches("hello(ai)", doc));
-    assert!(!matches("(ai)+ hello", doc));
-    assert!(matches("AI", "BRAID"));
-    assert!(!matches("cafe", "café"));
-    assert!(matches("É", "é"));
-    assert!(matches("s", "ſ"));
-    assert!(matches("k", "\u{212A}"));
-    assert!(!matches("ss", "ß"));
-    assert!(matches("a b", "a\u{FEFF}b"));
-    assert!(!matches("a b", "a\u{85}b"));
-    assert!(matches(r"^$\.*+?()[]{}|/ -x", r"a ^$\.*+?()[]{}|/  -X b"));
-    assert!(!matches("a.c", "abc"));
-    assert!(compile_text_filter(" \u{3000} ").is_err());
-}
