@@ -322,6 +322,22 @@ export function createApi(loadRaw, readers = null) {
     return rawPromise;
   }
 
+  /**
+   * `count` helper workers, or null when there are none to start: none asked for, or no
+   * workers here after all (a sandbox, a policy), and the work is done in this thread alone.
+   */
+  function spawnHelpers(count) {
+    if (count === 0) return null;
+    const helpers = [];
+    try {
+      for (let i = 0; i < count; i++) helpers.push(readers.spawn());
+    } catch {
+      for (const helper of helpers) helper.close();
+      return null;
+    }
+    return helpers;
+  }
+
   /** Runs one synchronous raw call; coded errors become the package's, traps poison the module. */
   function guard(fn) {
     if (broken) throw new SessionInternalError('SESSION_INTERNAL', `the wasm module failed earlier (${broken.message}); create a new page, worker or process`);
@@ -593,15 +609,8 @@ export function createApi(loadRaw, readers = null) {
     /** Helpers reading the load's logs ahead of it, or null when it reads them alone. */
     async #readAhead(handle, entries, requested, bytesTotal) {
       const count = readers === null ? 0 : readerCount(requested, bytesTotal, readers.cores());
-      if (count === 0) return null;
-      const helpers = [];
-      try {
-        for (let i = 0; i < count; i++) helpers.push(readers.spawn());
-      } catch {
-        // No workers here after all (a sandbox, a policy): the load reads alone.
-        for (const helper of helpers) helper.close();
-        return null;
-      }
+      const helpers = spawnHelpers(count);
+      if (helpers === null) return null;
       const module = await raw();
       const readHere = (ticket, bytes) => {
         try {
@@ -883,15 +892,8 @@ export function createApi(loadRaw, readers = null) {
     /** Helpers building index segments, false when the build goes alone (decided once, after its first step). */
     #segmentBuilders(requested, progress) {
       const count = readers === null || progress.done ? 0 : builderCount(requested, progress.eventsTotal - progress.eventsDone, readers.cores());
-      if (count === 0) return false;
-      const helpers = [];
-      try {
-        for (let i = 0; i < count; i++) helpers.push(readers.spawn());
-      } catch {
-        for (const helper of helpers) helper.close();
-        return false;
-      }
-      return new SegmentBuilders(helpers);
+      const helpers = spawnHelpers(count);
+      return helpers === null ? false : new SegmentBuilders(helpers);
     }
 
     async exportIndex() {
