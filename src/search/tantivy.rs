@@ -388,15 +388,25 @@ impl TantivyProvider {
         self.segment_of(&index)
     }
 
+    /// `docs` indexed as one finished single-segment index (a job's, here or in a helper).
+    fn index_of<'a>(&self, docs: impl IntoIterator<Item = (DocId, &'a str)>) -> Result<Index, Error> {
+        let mut writer = self.open_writer()?;
+        self.add_documents(&mut writer, docs)?;
+        writer.finalize().map_err(index_failed)
+    }
+
+    /// Opens a finished index for search as the newest segment.
+    fn push_segment(&mut self, index: &Index) -> Result<(), Error> {
+        let segment = self.segment_of(index)?;
+        self.segments.push(segment);
+        Ok(())
+    }
+
     /// Builds a job's segment here (no helper took it, or its answer did not come).
     fn build_job(&mut self, job: &handoff::Job) -> Result<(), Error> {
         let (_, docs) = job.documents().ok_or_else(|| index_failed("a damaged index job"))?;
-        let mut writer = self.open_writer()?;
-        self.add_documents(&mut writer, docs)?;
-        let index = writer.finalize().map_err(index_failed)?;
-        let segment = self.segment_of(&index)?;
-        self.segments.push(segment);
-        Ok(())
+        let index = self.index_of(docs)?;
+        self.push_segment(&index)
     }
 
     /// Builds here every job not in the index yet: it must be complete now.
@@ -444,9 +454,7 @@ impl TantivyProvider {
             return Ok(());
         };
         let index = writer.finalize().map_err(index_failed)?;
-        let segment = self.segment_of(&index)?;
-        self.segments.push(segment);
-        Ok(())
+        self.push_segment(&index)
     }
 }
 

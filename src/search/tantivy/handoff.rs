@@ -28,9 +28,10 @@ static PROVIDERS: AtomicU64 = AtomicU64::new(0);
 
 /// Documents to be indexed as one segment.
 pub(super) struct Job {
+    number: u32,
     ids: Vec<DocId>,
     /// The job as a helper reads it (header, then every document).
-    bytes: Vec<u8>,
+    bytes: Writer,
 }
 
 /// The jobs of one provider.
@@ -91,16 +92,16 @@ impl Jobs {
     /// The next sealed job's bytes, now awaited from the host.
     pub(super) fn take(&mut self) -> Option<Vec<u8>> {
         let job = self.sealed.pop_front()?;
-        let bytes = job.bytes.clone();
-        self.taken.insert(job.number(), job);
+        let bytes = job.bytes.0.clone();
+        self.taken.insert(job.number, job);
         Some(bytes)
     }
 
     /// Every job handed out comes back, to be handed out again or built here.
     pub(super) fn reclaim(&mut self) {
-        let mut taken: Vec<(u32, Job)> = self.taken.drain().collect();
-        taken.sort_unstable_by_key(|(number, _)| *number);
-        self.sealed.extend(taken.into_iter().map(|(_, job)| job));
+        let mut taken: Vec<Job> = self.taken.drain().map(|(_, job)| job).collect();
+        crate::sorting::sort_by_key(&mut taken, |job| job.number);
+        self.sealed.extend(taken);
     }
 
     /// The job a supplied segment answers, if it is one of ours still awaited.
@@ -139,36 +140,27 @@ impl Job {
         out.u32(number);
         out.u8(mode_tag(mode));
         Job {
+            number,
             ids: Vec::new(),
-            bytes: out.0,
+            bytes: out,
         }
     }
 
     fn push(&mut self, id: DocId, text: &str) {
         self.ids.push(id);
-        let mut out = Writer(std::mem::take(&mut self.bytes));
-        out.u32(id);
-        out.bytes(text.as_bytes());
-        self.bytes = out.0;
+        self.bytes.u32(id);
+        self.bytes.bytes(text.as_bytes());
     }
 
-    /// Ends the job with its document count (read first by a helper, so it cannot be cut).
+    /// Ends the job with its document count, so a job cut short is refused.
     fn finish(mut self) -> Self {
-        let mut out = Writer(std::mem::take(&mut self.bytes));
-        out.u32(self.ids.len() as u32);
-        self.bytes = out.0;
+        self.bytes.u32(self.ids.len() as u32);
         self
-    }
-
-    fn number(&self) -> u32 {
-        let mut input = Reader(&self.bytes);
-        input.u64();
-        input.u32().unwrap_or(u32::MAX)
     }
 
     /// The documents, as [`Job::push`] wrote them.
     pub(super) fn documents(&self) -> Option<(TokenizerMode, Vec<(DocId, &str)>)> {
-        read_job(&self.bytes)
+        read_job(&self.bytes.0)
     }
 }
 
@@ -202,10 +194,7 @@ fn read_job(bytes: &[u8]) -> Option<(TokenizerMode, Vec<(DocId, &str)>)> {
 /// what a helper does.
 pub fn build_segment(job: &[u8]) -> Result<Vec<u8>, Error> {
     let (mode, docs) = read_job(job).ok_or_else(|| index_failed("the bytes are not an index job"))?;
-    let provider = TantivyProvider::new(mode);
-    let mut writer = provider.open_writer()?;
-    provider.add_documents(&mut writer, docs)?;
-    let index = writer.finalize().map_err(index_failed)?;
+    let index = TantivyProvider::new(mode).index_of(docs)?;
     let files = super::index_files(&index)?;
     let mut body = Writer::default();
     body.u32(files.len() as u32);
