@@ -25,6 +25,7 @@ export class SegmentBuilders {
   #built = [];
   #failed = false;
   #wake = null;
+  #answer = null;
 
   /** `helpers`: objects with `build(job)` resolving to a segment or null (see `helperOver`). */
   constructor(helpers) {
@@ -76,12 +77,15 @@ export class SegmentBuilders {
   /** Resolves once a helper answers (at once if an answer is already waiting). */
   answered() {
     if (this.#built.length > 0 || this.#failed || this.outstanding() === 0) return Promise.resolve();
-    return new Promise((resolve) => {
+    // One pending wait, shared by callers that gave up on it (a build reporting while it waits).
+    this.#answer ??= new Promise((resolve) => {
       this.#wake = () => {
         this.#wake = null;
+        this.#answer = null;
         resolve();
       };
     });
+    return this.#answer;
   }
 
   close() {
