@@ -31,7 +31,7 @@ COMPONENT_DIR := target/component
 COMPONENT := $(COMPONENT_DIR)/dsh_session_search.wasm
 WASM_TOOLS_VERSION := 1.263.0
 
-.PHONY: help serve www-deps cli-debug test setup fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component bench bench-lazy bench-large bench-smoke fuzz fuzz-smoke fuzz-seeds clean
+.PHONY: help serve www-deps cli-debug test setup wasm-cc fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component bench bench-lazy bench-large bench-smoke fuzz fuzz-smoke fuzz-seeds clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -49,23 +49,29 @@ $(WWW_DEPS): $(PKG_TARBALL) www/package.json www/package-lock.json
 
 test: setup fmt-check lint test-native test-wasm test-e2e test-e2e-large test-differential test-pkg test-component bench-smoke fuzz-smoke ## Run every test (installs what it lacks).
 
-setup: ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
+setup: wasm-cc ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
 	@tests/oracle/run.sh --install-only
 
 
+# libzstd is C: zstd-sys compiles it for wasm32 with clang and archives it with llvm-ar (the
+# names .cargo/config.toml gives). Native builds use the system's C compiler.
+wasm-cc: ## Install clang and llvm-ar for compiling libzstd to wasm32, if missing.
+	@command -v clang-19 >/dev/null && command -v llvm-ar-19 >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-19 llvm-19; }
+
 fmt-check: ## Check formatting.
 	cargo fmt --all -- --check
 
-lint: ## Clippy with warnings as errors, native and wasm.
+lint: | wasm-cc ## Clippy with warnings as errors, native and wasm.
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --tests --no-default-features --target $(WASM_TARGET) -- -D warnings
 
 test-native: ## Unit, golden, bad-input, provider (SQLite included) and CLI tests on the host.
 	cargo test --features sqlite
 
-test-wasm: ## Build for wasm32 and run the wasm tests under Node.
+test-wasm: | wasm-cc ## Build for wasm32 and run the wasm tests under Node.
 	cargo build --lib --no-default-features --target $(WASM_TARGET)
 	WASM_BINDGEN_TEST_ONLY_NODE=1 cargo test --no-default-features --target $(WASM_TARGET) --test integration
 
@@ -86,7 +92,7 @@ test-differential: oracle ## Compare our reads with DSH's on the generated corpo
 
 pkg: $(PKG_TARBALL) ## Build the npm package (wasm for size, profile "pkg") and pack it to target/pkg/dsh-session-search-<version>.tgz.
 
-$(PKG_TARBALL): $(RUST_SOURCES) $(shell find pkg-config -type f) LICENSE $(PKG_TOOLS)
+$(PKG_TARBALL): $(RUST_SOURCES) $(shell find pkg-config -type f) LICENSE $(PKG_TOOLS) | wasm-cc
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
 	CARGO_PROFILE_PKG_OPT_LEVEL=$(PKG_OPT_LEVEL) \
@@ -109,7 +115,7 @@ test-pkg: pkg pkg-tools ## Install the packed tarball into consumer projects and
 	@[ -d $(ORACLE_DIR)/logs/search ] || $(MAKE) oracle
 	node tests/pkg/run.mjs $(PKG_TARBALL) --oracle $(ORACLE_DIR)
 
-component: ## Build the WebAssembly Component (wasm32-wasip2, release, stripped) into target/component and print its size.
+component: | wasm-cc ## Build the WebAssembly Component (wasm32-wasip2, release, stripped) into target/component and print its size.
 	@rustup target list --installed | grep -qx $(COMPONENT_TARGET) || rustup target add $(COMPONENT_TARGET)
 	cargo build --profile component --lib --no-default-features --features component --target $(COMPONENT_TARGET)
 	@mkdir -p $(COMPONENT_DIR)

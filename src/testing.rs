@@ -11,3 +11,10 @@ pub(crate) fn xorshift(seed: u64) -> impl FnMut(usize) -> usize {
         (state % n as u64) as usize
     }
 }
+
+/// `plain` as one Zstandard frame, as DSH writes each durable batch of a log.
+pub(crate) fn zstd_frame(plain: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(zstd_safe::compress_bound(plain.len()));
+    zstd_safe::compress(&mut frame, plain, 1).expect("a buffer of the compression bound holds the frame");
+    frame
+}

@@ -8,7 +8,7 @@ use crate::error::ErrorCode;
 use crate::event::{Printed, PrintedLines, SURFACE_OP};
 use crate::json::{Json, ParseError};
 use memchr::memchr;
-use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+use std::cell::RefCell;
 
 /// What framing produced: the header line (without its LF) and the committed events, raw.
 pub(crate) struct Framed {
@@ -21,6 +21,15 @@ pub(crate) struct Framed {
 }
 
 const ZSTD_MAGIC: u32 = 0xFD2F_B528;
+
+/// The most one block can decode to (RFC 8878 §3.1.1.2.4).
+const BLOCK_SIZE_MAX: u64 = 128 * 1024;
+
+thread_local! {
+    /// The decoder's context (about 100 KiB of tables), made once per thread: logs are many
+    /// small frames, and a fresh context per frame would cost more than decoding them.
+    static DECODER: RefCell<zstd_safe::DCtx<'static>> = RefCell::new(zstd_safe::DCtx::create());
+}
 
 /// Splits a raw `.jsonl` file.
 pub(crate) fn frame_raw(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, LogFault> {
@@ -102,15 +111,19 @@ pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits, budget: &LoadBudget)
     let start_remaining = allowance.remaining;
     // A frame that declares its size is refused before any decoding when it cannot fit.
     allowance.check(scan.declared_total)?;
-    let header = decode_frame(&bytes[first.0..first.1], &mut allowance)?;
+    let header = decode_frame(&bytes[first.start..first.end], first.bound, &mut allowance)?;
     if header.last() != Some(&b'\n') || memchr(b'\n', &header) != Some(header.len() - 1) {
         return Err(LogFault::damaged(
             "the first Zstandard frame is not exactly one header line",
         ));
     }
     let mut scanner = LineScanner::new(limits);
-    for &(start, end) in &scan.frames[1..] {
-        scanner.write(&decode_frame(&bytes[start..end], &mut allowance)?)?;
+    for frame in &scan.frames[1..] {
+        scanner.write(&decode_frame(
+            &bytes[frame.start..frame.end],
+            frame.bound,
+            &mut allowance,
+        )?)?;
     }
     if !scanner.pending.is_empty() || scanner.issue.is_some() {
         return Err(LogFault::damaged(
@@ -130,6 +143,7 @@ pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits, budget: &LoadBudget)
         .map_err(|e| LogFault::new(e.code, e.message))?;
     let mut header_line = header;
     header_line.pop();
+    header_line.shrink_to_fit();
     Ok(Framed {
         header_line,
         torn_bytes,
@@ -144,21 +158,30 @@ pub(crate) fn header_line(bytes: &[u8], zstd: bool, limits: &ReadLimits) -> Resu
         return Ok(bytes[..end].to_vec());
     }
     let scan = scan_frames_up_to(bytes, 1)?;
-    let &(start, end) = scan
+    let frame = scan
         .frames
         .first()
         .ok_or_else(|| LogFault::new(ErrorCode::LoadInvalidHeader, "no complete Zstandard frame"))?;
-    let mut allowance = Allowance::for_log(end - start, limits, &LoadBudget::unlimited());
+    let mut allowance = Allowance::for_log(frame.end - frame.start, limits, &LoadBudget::unlimited());
     allowance.check(scan.declared_total)?;
-    let mut line = decode_frame(&bytes[start..end], &mut allowance)?;
+    let mut line = decode_frame(&bytes[frame.start..frame.end], frame.bound, &mut allowance)?;
     if line.last() == Some(&b'\n') {
         line.pop();
     }
+    line.shrink_to_fit();
     Ok(line)
 }
 
+/// A structurally complete frame: where it lies, and the most it can decode to.
+struct Frame {
+    start: usize,
+    end: usize,
+    /// The content size it declares, or else the sum of its blocks' largest outputs.
+    bound: u64,
+}
+
 struct FrameScan {
-    frames: Vec<(usize, usize)>,
+    frames: Vec<Frame>,
     torn_start: Option<usize>,
     /// The sum of the content sizes the complete frames declare (frames that declare none
     /// count 0; a frame's output is checked against its declaration by the decoder).
@@ -216,6 +239,7 @@ fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFa
         }
         let declared = declared_content_size(&bytes[at + rest - content_size_bytes..at + rest]);
         at += rest;
+        let mut blocks_bound = 0u64;
         loop {
             if bytes.len() - at < 3 {
                 return torn(frames, start, declared_total);
@@ -231,6 +255,7 @@ fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFa
                 return torn(frames, start, declared_total);
             }
             at += payload;
+            blocks_bound += block_bound(header);
             if header & 1 != 0 {
                 break;
             }
@@ -241,7 +266,12 @@ fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFa
             }
             at += 4;
         }
-        frames.push((start, at));
+        let bound = if content_size_bytes == 0 {
+            blocks_bound
+        } else {
+            declared
+        };
+        frames.push(Frame { start, end: at, bound });
         declared_total = declared_total.saturating_add(declared);
         if frames.len() == max_frames {
             break;
@@ -261,31 +291,40 @@ fn declared_content_size(field: &[u8]) -> u64 {
     if field.len() == 2 { value + 256 } else { value }
 }
 
-/// Decodes one structurally complete frame and verifies its checksum.
-fn decode_frame(frame: &[u8], allowance: &mut Allowance) -> Result<Vec<u8>, LogFault> {
-    let fail = |e: &dyn std::fmt::Display| LogFault::frame(format!("Zstandard frame failed validation: {e}"));
-    let mut decoder = FrameDecoder::new();
-    let mut source = frame;
-    decoder.init(&mut source).map_err(|e| fail(&e))?;
-    let mut out = Vec::new();
-    loop {
-        let done = decoder
-            .decode_blocks(&mut source, BlockDecodingStrategy::UptoBytes(1 << 20))
-            .map_err(|e| fail(&e))?;
-        decoder.collect_to_writer(&mut out).map_err(|e| fail(&e))?;
-        allowance.check(out.len() as u64)?;
-        if done {
-            break;
+/// The most a block with this 3-byte header decodes to: a raw or RLE block says its size, a
+/// compressed one is at most the largest block.
+fn block_bound(header: u32) -> u64 {
+    match (header >> 1) & 3 {
+        0 | 1 => u64::from(header >> 3),
+        _ => BLOCK_SIZE_MAX,
+    }
+}
+
+/// Decodes one structurally complete frame, `bound` bytes at most, and verifies its checksum.
+///
+/// The frame is decoded in one call into a buffer of its bound (or of what the allowance has
+/// left, if less): no window buffer is allocated, so memory follows the output, never the
+/// window size a frame declares.
+fn decode_frame(frame: &[u8], bound: u64, allowance: &mut Allowance) -> Result<Vec<u8>, LogFault> {
+    let capacity = bound.min(allowance.remaining);
+    let mut out = Vec::with_capacity(usize::try_from(capacity).map_err(|_| allowance.exceeded())?);
+    if let Err(code) = DECODER.with_borrow_mut(|decoder| decoder.decompress(&mut out, frame)) {
+        if is_destination_too_small(code) && capacity < bound {
+            return Err(allowance.exceeded());
         }
+        return Err(LogFault::frame(format!(
+            "Zstandard frame failed validation: {}",
+            zstd_safe::get_error_name(code)
+        )));
     }
-    decoder.collect_to_writer(&mut out).map_err(|e| fail(&e))?;
     allowance.spend(out.len() as u64)?;
-    if let (Some(stored), Some(computed)) = (decoder.get_checksum_from_data(), decoder.get_calculated_checksum())
-        && stored != computed
-    {
-        return Err(LogFault::frame("Zstandard frame checksum mismatch"));
-    }
     Ok(out)
+}
+
+/// Whether libzstd failed for want of room in the output buffer (error codes are returned
+/// negated, as `size_t`).
+fn is_destination_too_small(code: zstd_safe::ErrorCode) -> bool {
+    code == 0usize.wrapping_sub(zstd_sys::ZSTD_ErrorCode::ZSTD_error_dstSize_tooSmall as usize)
 }
 
 /// Decodes what a torn final frame holds: every complete block, plus the available bytes of a
@@ -293,27 +332,12 @@ fn decode_frame(frame: &[u8], allowance: &mut Allowance) -> Result<Vec<u8>, LogF
 fn decode_torn_frame(torn: &[u8], allowance: &mut Allowance) -> Result<Option<Vec<u8>>, LogFault> {
     // Rebuild the available part as a finished frame: the header, the complete blocks, and a
     // closing raw block, so the decoder hands back everything it produced.
-    if torn.len() < 5 {
+    let Some(reopened) = ReopenedHeader::of(torn) else {
         return Ok(None);
-    }
-    let descriptor = torn[4];
-    let single_segment = descriptor & 0x20 != 0;
-    let dictionary_bytes = match descriptor & 3 {
-        3 => 4,
-        n => usize::from(n),
     };
-    let content_size_bytes = match descriptor >> 6 {
-        0 => usize::from(single_segment),
-        n => 1 << n,
-    };
-    let header_len = 5 + usize::from(!single_segment) + dictionary_bytes + content_size_bytes;
-    if torn.len() < header_len {
-        return Ok(None);
-    }
-    let mut rebuilt = torn[..header_len].to_vec();
-    // No checksum for the rebuilt frame: a torn frame's checksum is never available.
-    rebuilt[4] &= !0x04;
-    let mut at = header_len;
+    let mut rebuilt = reopened.bytes;
+    let mut bound = 0u64;
+    let mut at = reopened.original_len;
     let mut tail_raw: &[u8] = &[];
     while torn.len() - at >= 3 {
         let header = u32::from(torn[at]) | u32::from(torn[at + 1]) << 8 | u32::from(torn[at + 2]) << 16;
@@ -328,36 +352,81 @@ fn decode_torn_frame(torn: &[u8], allowance: &mut Allowance) -> Result<Option<Ve
         let cleared = header & !1;
         rebuilt.extend_from_slice(&[cleared as u8, (cleared >> 8) as u8, (cleared >> 16) as u8]);
         rebuilt.extend_from_slice(&torn[at + 3..at + 3 + payload]);
+        bound += block_bound(header);
         at += 3 + payload;
     }
     let last = 1 | ((tail_raw.len() as u32) << 3);
     rebuilt.extend_from_slice(&[last as u8, (last >> 8) as u8, (last >> 16) as u8]);
     rebuilt.extend_from_slice(tail_raw);
-    let mut decoder = FrameDecoder::new();
-    let mut source: &[u8] = &rebuilt;
-    if decoder.init(&mut source).is_err() {
+    bound += tail_raw.len() as u64;
+    let out = match decode_frame(&rebuilt, bound, allowance) {
+        Ok(out) => out,
+        Err(fault) if fault.code == ErrorCode::LoadLimitExceeded => return Err(fault),
+        Err(_) => return Ok(None),
+    };
+    // A frame never decodes to more than it declares; a streaming decoder refuses the block
+    // that would go past it.
+    if reopened.declared.is_some_and(|declared| out.len() as u64 > declared) {
         return Ok(None);
     }
-    let mut out = Vec::new();
-    loop {
-        match decoder.decode_blocks(&mut source, BlockDecodingStrategy::UptoBytes(1 << 20)) {
-            Ok(done) => {
-                if decoder.collect_to_writer(&mut out).is_err() {
-                    return Ok(None);
-                }
-                allowance.check(out.len() as u64)?;
-                if done {
-                    break;
-                }
-            }
-            Err(_) => return Ok(None),
-        }
-    }
-    if decoder.collect_to_writer(&mut out).is_err() {
-        return Ok(None);
-    }
-    allowance.spend(out.len() as u64)?;
     Ok(Some(out))
+}
+
+/// A torn frame's header, rewritten so the frame can close early.
+struct ReopenedHeader {
+    bytes: Vec<u8>,
+    /// The length of the header it rewrites.
+    original_len: usize,
+    /// The content size the torn frame declared.
+    declared: Option<u64>,
+}
+
+impl ReopenedHeader {
+    /// Without the content size (the rebuilt frame ends sooner than declared) or the checksum
+    /// (a torn frame's is never there). A single-segment frame's window was its content size:
+    /// it gets the smallest window descriptor that covers that size.
+    fn of(torn: &[u8]) -> Option<ReopenedHeader> {
+        let descriptor = *torn.get(4)?;
+        let single_segment = descriptor & 0x20 != 0;
+        let dictionary_bytes = match descriptor & 3 {
+            3 => 4,
+            n => usize::from(n),
+        };
+        let content_size_bytes = match descriptor >> 6 {
+            0 => usize::from(single_segment),
+            n => 1 << n,
+        };
+        let window_at = 5;
+        let dictionary_at = window_at + usize::from(!single_segment);
+        let content_size_at = dictionary_at + dictionary_bytes;
+        let original_len = content_size_at + content_size_bytes;
+        if torn.len() < original_len {
+            return None;
+        }
+        let declared = (content_size_bytes > 0).then(|| declared_content_size(&torn[content_size_at..original_len]));
+        let window = match declared {
+            Some(size) if single_segment => window_covering(size)?,
+            _ => torn[window_at],
+        };
+        // Keep the dictionary flag and the reserved bits (a decoder refuses those as before).
+        let mut bytes = vec![torn[0], torn[1], torn[2], torn[3], descriptor & 0x1B, window];
+        bytes.extend_from_slice(&torn[dictionary_at..content_size_at]);
+        Some(ReopenedHeader {
+            bytes,
+            original_len,
+            declared,
+        })
+    }
+}
+
+/// The Window_Descriptor of the smallest power-of-two window (at least 1 KiB) that holds
+/// `size` bytes, if the format can say it.
+fn window_covering(size: u64) -> Option<u8> {
+    let log = 64 - size.saturating_sub(1).leading_zeros();
+    u8::try_from(log.max(10) - 10)
+        .ok()
+        .filter(|exponent| *exponent < 32)
+        .map(|exponent| exponent << 3)
 }
 
 /// How many bytes at the start of `bytes` are LFs: whole blocks are compared with `memcmp`,
@@ -592,5 +661,92 @@ mod tests {
     fn a_few_trailing_bytes_are_a_torn_frame() {
         let scan = scan_frames(&[0x28, 0xB5]).expect("scans");
         assert_eq!(scan.torn_start, Some(0));
+    }
+
+    /// Text around more than two blocks of incompressible bytes, so a frame of it holds
+    /// compressed blocks and raw ones.
+    fn mixed_plaintext() -> Vec<u8> {
+        let mut next = crate::testing::xorshift(7);
+        let mut plain = b"{\"type\":\"session\"}\n".repeat(2000);
+        plain.extend((0..300_000).map(|_| next(256) as u8));
+        plain.extend(b"{\"seq\":1}\n".repeat(1000));
+        plain
+    }
+
+    fn compressed(plain: &[u8], declare_size: bool) -> Vec<u8> {
+        let mut context = zstd_safe::CCtx::create();
+        context
+            .set_parameter(zstd_safe::CParameter::ContentSizeFlag(declare_size))
+            .expect("a valid parameter");
+        context
+            .set_parameter(zstd_safe::CParameter::ChecksumFlag(true))
+            .expect("a valid parameter");
+        let mut frame = Vec::with_capacity(zstd_safe::compress_bound(plain.len()));
+        context.compress2(&mut frame, plain).expect("compresses");
+        frame
+    }
+
+    /// What DSH recovers from a torn frame: everything a streaming decoder emits for the
+    /// available bytes, or nothing if it fails on them.
+    fn streamed(torn: &[u8]) -> Option<Vec<u8>> {
+        let mut decoder = zstd_safe::DCtx::create();
+        let mut input = zstd_safe::InBuffer::around(torn);
+        let mut plain = Vec::new();
+        let mut chunk = vec![0u8; 1 << 16];
+        loop {
+            let mut output = zstd_safe::OutBuffer::around(chunk.as_mut_slice());
+            decoder.decompress_stream(&mut output, &mut input).ok()?;
+            let produced = output.pos();
+            plain.extend_from_slice(&chunk[..produced]);
+            if produced < chunk.len() && input.pos() == torn.len() {
+                return Some(plain);
+            }
+        }
+    }
+
+    #[test]
+    fn a_torn_frame_recovers_what_a_streaming_decoder_emits_at_every_cut() {
+        let plain = mixed_plaintext();
+        for declare_size in [true, false] {
+            let frame = compressed(&plain, declare_size);
+            let cuts = (0..64)
+                .chain((64..frame.len()).step_by(379))
+                .chain(frame.len() - 64..frame.len());
+            for cut in cuts {
+                let mut allowance = Allowance {
+                    remaining: u64::MAX,
+                    what: "no limit",
+                };
+                let recovered = decode_torn_frame(&frame[..cut], &mut allowance).expect("within the allowance");
+                let expected = streamed(&frame[..cut]).filter(|plain| !plain.is_empty());
+                assert_eq!(
+                    recovered.filter(|plain| !plain.is_empty()).map(|p| p.len()),
+                    expected.as_ref().map(Vec::len),
+                    "cut at {cut} of {} (content size declared: {declare_size})",
+                    frame.len()
+                );
+                assert!(expected.is_none_or(|expected| plain.starts_with(&expected)));
+            }
+        }
+    }
+
+    #[test]
+    fn a_frame_over_the_allowance_is_refused_before_its_output_grows_past_it() {
+        let plain = mixed_plaintext();
+        let frame = compressed(&plain, false);
+        let mut allowance = Allowance {
+            remaining: 1000,
+            what: "a small limit",
+        };
+        let scan = scan_frames(&frame).expect("scans");
+        let error = decode_frame(&frame, scan.frames[0].bound, &mut allowance).expect_err("over the allowance");
+        assert_eq!(error.code, ErrorCode::LoadLimitExceeded);
+        let damaged = [&frame[..frame.len() / 2], &[0xFF; 8], &frame[frame.len() / 2 + 8..]].concat();
+        let mut allowance = Allowance {
+            remaining: u64::MAX,
+            what: "no limit",
+        };
+        let error = decode_frame(&damaged, scan.frames[0].bound, &mut allowance).expect_err("damaged");
+        assert_eq!(error.code, ErrorCode::LoadCorruptFrame);
     }
 }

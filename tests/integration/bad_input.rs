@@ -2,10 +2,10 @@
 //! sessions loaded beside it stay available.
 #![cfg(not(target_arch = "wasm32"))]
 
+use crate::zstd_frame;
 use dsh_session_search::archive::{Input, LoadOptions};
 use dsh_session_search::corpus::{Corpus, LoadReport};
 use dsh_session_search::error::ErrorCode;
-use ruzstd::encoding::{CompressionLevel, compress_to_vec};
 use std::io::Write;
 
 const CWD: &str = "/home/dev/app";
@@ -37,10 +37,10 @@ fn raw_log(id: &str, lines: &[String]) -> Vec<u8> {
 
 /// DSH's zstd layout: the header in its own frame, then one frame per batch of lines.
 fn zstd_log(id: &str, batches: &[&[String]]) -> Vec<u8> {
-    let mut out = compress_to_vec(format!("{}\n", header(id)).as_bytes(), CompressionLevel::Fastest);
+    let mut out = zstd_frame(format!("{}\n", header(id)).as_bytes());
     for batch in batches {
         let text: String = batch.iter().map(|l| format!("{l}\n")).collect();
-        out.extend(compress_to_vec(text.as_bytes(), CompressionLevel::Fastest));
+        out.extend(zstd_frame(text.as_bytes()));
     }
     out
 }
@@ -103,7 +103,7 @@ fn truncated_final_frame_is_a_torn_tail_not_an_error() {
     let lines = turn_lines();
     let mut bytes = zstd_log("torn", &[&lines[..2], &lines[2..]]);
     // Cut the last frame (the `turn/end` batch) inside its first block.
-    let last_frame = compress_to_vec(format!("{}\n", lines[2]).as_bytes(), CompressionLevel::Fastest).len();
+    let last_frame = zstd_frame(format!("{}\n", lines[2]).as_bytes()).len();
     bytes.truncate(bytes.len() - last_frame + 10);
     let entries = vec![(root_entry("torn", true), bytes)];
     let (corpus, report) = load(
@@ -339,11 +339,8 @@ fn decompression_bombs_hit_the_limit() {
         ..Default::default()
     };
     // A zstd log whose second frame expands to 8 MiB.
-    let mut bomb = compress_to_vec(format!("{}\n", header("bomb")).as_bytes(), CompressionLevel::Fastest);
-    bomb.extend(compress_to_vec(
-        vec![b' '; 8 << 20].as_slice(),
-        CompressionLevel::Fastest,
-    ));
+    let mut bomb = zstd_frame(format!("{}\n", header("bomb")).as_bytes());
+    bomb.extend(zstd_frame(vec![b' '; 8 << 20].as_slice()));
     assert!(bomb.len() < 64 << 10);
     assert_eq!(
         code_beside_a_valid_session(&root_entry("bomb", true), bomb, small),

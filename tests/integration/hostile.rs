@@ -3,6 +3,7 @@
 //! matrix of malformed inputs, each with its code, its time and its peak memory.
 #![cfg(not(target_arch = "wasm32"))]
 
+use crate::zstd_frame;
 use dsh_session_search::archive::{Input, LoadOptions};
 use dsh_session_search::corpus::{Corpus, LoadReport};
 use dsh_session_search::error::ErrorCode;
@@ -33,11 +34,10 @@ fn raw_log(id: &str) -> Vec<u8> {
 }
 
 fn zstd_log(id: &str) -> Vec<u8> {
-    use ruzstd::encoding::{CompressionLevel, compress_to_vec};
     let log = raw_log(id);
     let split = log.iter().position(|b| *b == b'\n').expect("header line") + 1;
-    let mut out = compress_to_vec(&log[..split], CompressionLevel::Fastest);
-    out.extend(compress_to_vec(&log[split..], CompressionLevel::Fastest));
+    let mut out = zstd_frame(&log[..split]);
+    out.extend(zstd_frame(&log[split..]));
     out
 }
 
@@ -373,8 +373,7 @@ mod disk {
 /// A `.jsonl.zstd` log whose second frame is `blocks` RLE blocks of 128 KiB of `byte` each:
 /// 4 bytes of input per 128 KiB of output. With `declare`, the frame states its content size.
 fn zstd_bomb(id: &str, blocks: usize, byte: u8, declare: Option<u64>) -> Vec<u8> {
-    use ruzstd::encoding::{CompressionLevel, compress_to_vec};
-    let mut out = compress_to_vec(format!("{}\n", header(id)).as_bytes(), CompressionLevel::Fastest);
+    let mut out = zstd_frame(format!("{}\n", header(id)).as_bytes());
     out.extend_from_slice(&[0x28, 0xB5, 0x2F, 0xFD]);
     match declare {
         // Frame_Content_Size of 8 bytes, single segment (no window descriptor).

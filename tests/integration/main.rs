@@ -28,3 +28,11 @@ mod reference_differential;
 
 // Repository hygiene.
 mod tidy;
+
+/// `plain` as one Zstandard frame, as DSH writes each durable batch of a log (libzstd's
+/// default parameters: the content size declared, no checksum).
+pub(crate) fn zstd_frame(plain: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(zstd_safe::compress_bound(plain.len()));
+    zstd_safe::compress(&mut frame, plain, 1).expect("a buffer of the compression bound holds the frame");
+    frame
+}

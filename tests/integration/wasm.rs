@@ -2,9 +2,9 @@
 //! the JavaScript-facing API and every event carries DSH's surface label.
 #![cfg(target_arch = "wasm32")]
 
+use crate::zstd_frame;
 use dsh_session_search::wasm::{WasmArchive, call_static_method, methods};
 use js_sys::Uint8Array;
-use ruzstd::encoding::{CompressionLevel, compress_to_vec};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -13,14 +13,11 @@ use wasm_bindgen_test::wasm_bindgen_test;
 fn compacted_zstd_log() -> Vec<u8> {
     let fixture = include_str!("../fixtures/spec/compaction_shadows_prefix.jsonl");
     let mut lines = fixture.lines();
-    let mut out = compress_to_vec(
-        format!("{}\n", lines.next().expect("header")).as_bytes(),
-        CompressionLevel::Fastest,
-    );
+    let mut out = zstd_frame(format!("{}\n", lines.next().expect("header")).as_bytes());
     let rest: Vec<&str> = lines.collect();
     for batch in rest.chunks(3) {
         let text: String = batch.iter().map(|l| format!("{l}\n")).collect();
-        out.extend(compress_to_vec(text.as_bytes(), CompressionLevel::Fastest));
+        out.extend(zstd_frame(text.as_bytes()));
     }
     out
 }
