@@ -35,11 +35,16 @@ pub struct Event {
 }
 
 /// Where the fold's two members are in an event's text, found as it is printed: every event is
-/// asked for them as its log is folded, and finding a member in the text means skipping the
-/// members before it (usually all of `data`). One word: the byte offset of the `surfaceOp`
-/// value within the event's text in the low 31 bits (0 when it has none: a value never starts
-/// the text; [`SurfaceMarks::FAR`] when it lies beyond them, and is found by a scan), and in
-/// the top bit whether it has `sourceEventSeqs`. In wasm32 it fills what was padding.
+/// asked for them as its log is folded (in a load, and again when another instance adopts the
+/// log), and finding a member in the text means skipping the members before it, usually all of
+/// `data`. DSH prints both after `data`, so each is held as how far its value starts before the
+/// text's end. One word, which in wasm32 fills what was padding:
+///
+/// - the low 16 bits: the `surfaceOp` value (0 when there is none: a value never starts at the
+///   end; [`SurfaceMarks::FAR`] when it lies further back, and is found by a scan);
+/// - the next 15 bits: the `sourceEventSeqs` value, the same way (0 when not noted: a scan
+///   finds it);
+/// - the top bit: whether the event has `sourceEventSeqs`.
 #[derive(Clone, Copy, Debug, Default)]
 struct SurfaceMarks(u32);
 
@@ -48,51 +53,65 @@ const _: () = assert!(std::mem::size_of::<Event>() == 48, "the marks fit an even
 
 impl SurfaceMarks {
     const SOURCES: u32 = 1 << 31;
-    const FAR: u32 = Self::SOURCES - 1;
+    const FAR: u32 = 0xFFFF;
+    const SOURCES_FAR: u32 = 0x7FFF;
+    const SOURCES_SHIFT: u32 = 16;
 
     /// `object`'s members printed to `out` as [`json::write_object`] prints them, with the
     /// marks of the two members noted on the way.
     fn print(object: &JsonObject, out: &mut String) -> SurfaceMarks {
         let start = out.len();
-        let mut marks = 0;
+        let mut noted = Noted::default();
         json::write_object_noting(object, out, |key, at| {
             if *key == *SURFACE_OP {
-                marks |= Self::op_mark(at - start);
-            } else if *key == *"sourceEventSeqs" {
-                marks |= Self::SOURCES;
+                noted.surface_op = Some(at - start);
+            } else if *key == *SOURCE_EVENT_SEQS {
+                noted.sources = Some(at - start);
             }
         });
-        SurfaceMarks(marks)
+        SurfaceMarks::of_printed(out.len() - start, noted)
     }
 
-    /// The marks of `object`, read as its printed text, whose `surfaceOp` value starts at
-    /// `surface_op_at` in it (noted as it was parsed).
-    fn of_printed(object: &JsonObject, surface_op_at: Option<usize>) -> SurfaceMarks {
-        let mut marks = surface_op_at.map_or(0, Self::op_mark);
-        if object.contains_key("sourceEventSeqs") {
-            marks |= Self::SOURCES;
+    /// The marks of an event whose printed text is `len` bytes long, with its members' values
+    /// starting where `noted` says.
+    fn of_printed(len: usize, noted: Noted) -> SurfaceMarks {
+        let back = |at: usize, far: u32| u32::try_from(len - at).map_or(far, |back| back.min(far));
+        let mut marks = noted.surface_op.map_or(0, |at| back(at, Self::FAR));
+        if let Some(at) = noted.sources {
+            marks |= Self::SOURCES | back(at, Self::SOURCES_FAR) << Self::SOURCES_SHIFT;
         }
         SurfaceMarks(marks)
     }
 
-    /// The low bits for a `surfaceOp` value starting `at` bytes into the text ([`Self::FAR`]
-    /// when they cannot hold it).
-    fn op_mark(at: usize) -> u32 {
-        u32::try_from(at).unwrap_or(Self::FAR).min(Self::FAR)
-    }
-
-    /// Where the `surfaceOp` value starts: `Some(None)` when only a scan finds it.
-    fn op_at(self) -> Option<Option<usize>> {
+    /// Where the `surfaceOp` value starts in a text of `len` bytes: `Some(None)` when only a
+    /// scan finds it.
+    fn op_at(self, len: usize) -> Option<Option<usize>> {
         match self.0 & Self::FAR {
             0 => None,
             Self::FAR => Some(None),
-            at => Some(Some(at as usize)),
+            back => Some(len.checked_sub(back as usize)),
         }
     }
 
-    fn has_sources(self) -> bool {
-        self.0 & Self::SOURCES != 0
+    /// Where the `sourceEventSeqs` value starts in a text of `len` bytes: `Some(None)` when
+    /// only a scan finds it.
+    fn sources_at(self, len: usize) -> Option<Option<usize>> {
+        if self.0 & Self::SOURCES == 0 {
+            return None;
+        }
+        match (self.0 >> Self::SOURCES_SHIFT) & Self::SOURCES_FAR {
+            0 | Self::SOURCES_FAR => Some(None),
+            back => Some(len.checked_sub(back as usize)),
+        }
     }
+}
+
+/// Where an event's printed text holds the values of its top-level `surfaceOp` and
+/// `sourceEventSeqs` members, as noted while it was parsed or printed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Noted {
+    pub(crate) surface_op: Option<usize>,
+    pub(crate) sources: Option<usize>,
 }
 
 /// An event's `type`: one of DSH's own types by index, or any other (ignorable) type by value.
@@ -140,8 +159,8 @@ pub(crate) struct EventBatch {
     pending: Vec<Pending>,
 }
 
-/// A printed line's range in a text, and where its `surfaceOp` value starts.
-type LineSpan = (usize, usize, Option<usize>);
+/// A printed line's range in a text, and where its fold members' values start.
+type LineSpan = (usize, usize, Noted);
 
 struct Pending {
     start: usize,
@@ -168,7 +187,7 @@ impl EventBatch {
     /// its line when the batch was made on lines that hold it printed, else `object` printed.
     pub(crate) fn push(&mut self, object: &JsonObject, seq: u64, time: i64, kind: &str) {
         let (start, end, marks) = match self.lines.get(self.pending.len()).copied().flatten() {
-            Some((start, end, surface_op_at)) => (start, end, SurfaceMarks::of_printed(object, surface_op_at)),
+            Some((start, end, noted)) => (start, end, SurfaceMarks::of_printed(end - start, noted)),
             None => {
                 let start = self.text.len();
                 let marks = SurfaceMarks::print(object, &mut self.text);
@@ -212,19 +231,20 @@ impl EventBatch {
 #[derive(Default)]
 pub(crate) struct PrintedLines {
     text: String,
-    /// Per event: its text's range in `text` and where its `surfaceOp` value starts, or `None`
-    /// when it must be printed.
+    /// Per event: its text's range in `text` and where its fold members' values start, or
+    /// `None` when it must be printed.
     spans: Vec<Option<LineSpan>>,
 }
 
-/// The key of the member the fold reads from every event, noted as a line is parsed.
+/// The keys of the members the fold reads from every event, noted as a line is parsed.
 pub(crate) const SURFACE_OP: &str = "surfaceOp";
+pub(crate) const SOURCE_EVENT_SEQS: &str = "sourceEventSeqs";
 
-/// An event's printed text as its log holds it, and where its `surfaceOp` value starts.
+/// An event's printed text as its log holds it, and where its fold members' values start.
 #[derive(Clone, Copy)]
 pub(crate) struct Printed<'a> {
     pub(crate) text: &'a str,
-    pub(crate) surface_op_at: Option<usize>,
+    pub(crate) noted: Noted,
 }
 
 impl PrintedLines {
@@ -233,7 +253,7 @@ impl PrintedLines {
         self.spans.push(line.map(|line| {
             let start = self.text.len();
             self.text.push_str(line.text);
-            (start, self.text.len(), line.surface_op_at)
+            (start, self.text.len(), line.noted)
         }));
     }
 
@@ -335,17 +355,17 @@ impl Event {
 
     /// The raw `surfaceOp` marker, if any (parsed where its printing noted it).
     pub fn surface_op(&self) -> Option<Json> {
-        match self.marks.op_at()? {
+        match self.marks.op_at(self.end - self.start)? {
             Some(at) => self.text().get(at..).map(json::parse_printed_value),
-            None => self.member("surfaceOp"),
+            None => self.member(SURFACE_OP),
         }
     }
 
-    /// The raw `sourceEventSeqs`, if any.
+    /// The raw `sourceEventSeqs`, if any (parsed where its printing noted it).
     pub fn source_event_seqs(&self) -> Option<Json> {
-        match self.marks.has_sources() {
-            true => self.member("sourceEventSeqs"),
-            false => None,
+        match self.marks.sources_at(self.end - self.start)? {
+            Some(at) => self.text().get(at..).map(json::parse_printed_value),
+            None => self.member(SOURCE_EVENT_SEQS),
         }
     }
 
@@ -457,15 +477,58 @@ mod tests {
             let object = json(text).as_object().cloned().expect("an object");
             batch.push(&object, 0, 1, "tool/call");
         }
-        for event in batch.finish() {
-            assert_eq!(event.surface_op(), event.member("surfaceOp"), "{:?}", event);
-            assert_eq!(
-                event.source_event_seqs(),
-                event.member("sourceEventSeqs"),
-                "{:?}",
-                event
-            );
+        assert_members_found_as_by_a_scan(batch.finish());
+    }
+
+    fn assert_members_found_as_by_a_scan(events: Vec<super::Event>) {
+        for event in events {
+            let text = event.text().chars().take(80).collect::<String>();
+            assert_eq!(event.surface_op(), event.member("surfaceOp"), "{text}");
+            assert_eq!(event.source_event_seqs(), event.member("sourceEventSeqs"), "{text}");
         }
+    }
+
+    #[test]
+    fn the_surface_members_noted_in_parsing_are_those_the_text_holds_near_the_end_or_far() {
+        use crate::json::{ParseLimits, Vocabulary};
+        let long = "x".repeat(70_000);
+        let many: Vec<String> = (0..9_000).map(|seq| seq.to_string()).collect();
+        let many = many.join(",");
+        let texts = [
+            r#"{"type":"tool/call","seq":0,"time":1,"data":{"surfaceOp":"no"}}"#.to_owned(),
+            format!(
+                r#"{{"type":"a","seq":1,"time":1,"data":{{"x":"{long}"}},"sourceEventSeqs":[0],"surfaceOp":"append"}}"#
+            ),
+            format!(
+                r#"{{"surfaceOp":"append","sourceEventSeqs":[0],"type":"a","seq":2,"time":1,"data":{{"x":"{long}"}}}}"#
+            ),
+            format!(r#"{{"type":"a","seq":3,"time":1,"data":{{}},"sourceEventSeqs":[{many}],"surfaceOp":"append"}}"#),
+            r#"{"type":"a","seq":4,"time":1,"data":{"sourceEventSeqs":[9]},"sourceEventSeqs":[]}"#.to_owned(),
+        ];
+        let mut lines = super::PrintedLines::default();
+        for text in &texts {
+            let keys = [super::SURFACE_OP, super::SOURCE_EVENT_SEQS];
+            let parsed =
+                Json::parse_noting_printed(text, ParseLimits::default(), usize::MAX, &keys, &Vocabulary::EMPTY)
+                    .expect("valid JSON");
+            assert!(parsed.printed, "{text:.60}");
+            let [surface_op, sources] = parsed.noted_at;
+            lines.push(Some(super::Printed {
+                text,
+                noted: super::Noted { surface_op, sources },
+            }));
+        }
+        let mut batch = super::EventBatch::on_lines(lines, texts.len());
+        for text in &texts {
+            batch.push(json(text).as_object().expect("an object"), 0, 1, "a");
+        }
+        let events = batch.finish();
+        assert!(
+            events
+                .iter()
+                .all(|event| event.member("sourceEventSeqs").is_some() == event.marks.sources_at(0).is_some())
+        );
+        assert_members_found_as_by_a_scan(events);
     }
 
     #[test]

@@ -711,19 +711,20 @@ impl Json {
 
     /// [`Json::parse`] with at most `max_keys` distinct keys in any one object.
     pub fn parse_bounded(text: &str, limits: ParseLimits, max_keys: usize) -> Result<Json, ParseError> {
-        Json::parse_noting_printed(text, limits, max_keys, None, &Vocabulary::EMPTY).map(|parsed| parsed.value)
+        Json::parse_noting_printed(text, limits, max_keys, &[], &Vocabulary::EMPTY).map(|parsed| parsed.value)
     }
 
     /// [`Json::parse_bounded`], noting whether `text` is already `JSON.stringify` of the value
-    /// and where the value of the top-level member `key` starts in it. Strings of `vocabulary`
-    /// are shared, not allocated.
+    /// and where the values of the top-level members `keys` (at most [`NOTED_KEYS`]) start in
+    /// it. Strings of `vocabulary` are shared, not allocated.
     pub fn parse_noting_printed(
         text: &str,
         limits: ParseLimits,
         max_keys: usize,
-        key: Option<&str>,
+        keys: &[&str],
         vocabulary: &Vocabulary,
     ) -> Result<Parsed, ParseError> {
+        assert!(keys.len() <= NOTED_KEYS, "at most {NOTED_KEYS} keys are noted");
         let mut parser = Parser {
             text,
             bytes: text.as_bytes(),
@@ -731,8 +732,8 @@ impl Json {
             max_depth: limits.max_depth.min(MAX_JSON_DEPTH),
             max_keys,
             printed: true,
-            noted_key: key.map(str::as_bytes),
-            noted_at: None,
+            noted_keys: keys,
+            noted_at: [None; NOTED_KEYS],
             vocabulary,
         };
         parser.skip_ws();
@@ -779,9 +780,13 @@ pub struct Parsed {
     /// text need not print the value again. `false` may also be said of a few printed texts
     /// (rare escapes): it only costs the caller a print.
     pub printed: bool,
-    /// Where the value of the noted top-level key starts in the text (its last occurrence).
-    pub noted_at: Option<usize>,
+    /// Where the value of each noted top-level key starts in the text (its last occurrence),
+    /// in the order the keys were given.
+    pub noted_at: [Option<usize>; NOTED_KEYS],
 }
+
+/// How many top-level keys [`Json::parse_noting_printed`] can note.
+pub const NOTED_KEYS: usize = 2;
 
 struct Parser<'a> {
     /// The text parsed, for slicing out runs that start and end at ASCII bytes (so at char
@@ -793,9 +798,9 @@ struct Parser<'a> {
     max_keys: usize,
     /// Whether everything so far is spelled as `JSON.stringify` spells it.
     printed: bool,
-    /// The top-level key whose value's start is noted in `noted_at`.
-    noted_key: Option<&'a [u8]>,
-    noted_at: Option<usize>,
+    /// The top-level keys whose values' starts are noted in `noted_at`.
+    noted_keys: &'a [&'a str],
+    noted_at: [Option<usize>; NOTED_KEYS],
     /// Strings shared rather than allocated (only those without escapes are looked up).
     vocabulary: &'a Vocabulary,
 }
@@ -1013,8 +1018,12 @@ impl Parser<'_> {
 
     /// Notes where the value of a top-level member starts, if `key` is the one asked for.
     fn note(&mut self, key: &JsString) {
-        if self.noted_key == Some(key.as_wtf8()) {
-            self.noted_at = Some(self.at);
+        if let Some(noted) = self
+            .noted_keys
+            .iter()
+            .position(|noted| noted.as_bytes() == key.as_wtf8())
+        {
+            self.noted_at[noted] = Some(self.at);
         }
     }
 
@@ -1459,8 +1468,8 @@ pub fn parse_printed_value(text: &str) -> Json {
         max_keys: usize::MAX,
         // Known to be printed: nothing to check.
         printed: false,
-        noted_key: None,
-        noted_at: None,
+        noted_keys: &[],
+        noted_at: [None; NOTED_KEYS],
         vocabulary: &Vocabulary::EMPTY,
     };
     parser.value().unwrap_or(Json::Null)
@@ -1654,7 +1663,7 @@ mod tests {
             assert_eq!(WORDS.get(other), None, "{other}");
         }
         let text = r#"{"type":"user","seq":1,"data":{"type":"a\u0062","x":["user","tool/call","users"]}}"#;
-        let parsed = Json::parse_noting_printed(text, ParseLimits::default(), usize::MAX, None, &WORDS).expect("json");
+        let parsed = Json::parse_noting_printed(text, ParseLimits::default(), usize::MAX, &[], &WORDS).expect("json");
         let plain = Json::parse(text, ParseLimits::default()).expect("json");
         assert_eq!(parsed.value, plain);
         assert_eq!(parsed.value.to_js_string(), text.replace(r"a\u0062", "ab"));
@@ -1704,7 +1713,7 @@ mod tests {
             "{{\"a\":1,\"n\":{{\"b\":[1,{{\"b\":2,\"b\":3}}],\"c\":4,\"b\":5}},\"a\":6,{},\"a\":7,\"k0\":8}}",
             many.join(",")
         );
-        let parsed = Json::parse_noting_printed(&text, ParseLimits::default(), usize::MAX, None, &Vocabulary::EMPTY)
+        let parsed = Json::parse_noting_printed(&text, ParseLimits::default(), usize::MAX, &[], &Vocabulary::EMPTY)
             .expect("json");
         assert!(!parsed.printed, "a repeated key is not printed form");
         let object = parsed.value.as_object().expect("object").clone();
@@ -2063,7 +2072,7 @@ mod tests {
                 text,
                 ParseLimits::default(),
                 usize::MAX,
-                Some("surfaceOp"),
+                &["surfaceOp", "sourceEventSeqs"],
                 &Vocabulary::EMPTY,
             )
             .expect("valid JSON")
@@ -2087,12 +2096,16 @@ mod tests {
         }
 
         #[test]
-        fn the_noted_key_is_the_top_level_one() {
-            let text = r#"{"data":{"surfaceOp":1},"surfaceOp":{"op":"append"}}"#;
+        fn the_noted_keys_are_the_top_level_ones() {
+            let text =
+                r#"{"data":{"surfaceOp":1,"sourceEventSeqs":2},"sourceEventSeqs":[4],"surfaceOp":{"op":"append"}}"#;
             let parsed = parse_noting(text);
             assert!(parsed.printed);
-            assert_eq!(&text[parsed.noted_at.expect("noted")..], r#"{"op":"append"}}"#);
-            assert_eq!(parse_noting(r#"{"data":{"surfaceOp":1}}"#).noted_at, None);
+            let [op, sources] = parsed.noted_at.map(|at| &text[at.expect("noted")..]);
+            assert_eq!(op, r#"{"op":"append"}}"#);
+            assert_eq!(sources, r#"[4],"surfaceOp":{"op":"append"}}"#);
+            let nested = parse_noting(r#"{"data":{"surfaceOp":1,"sourceEventSeqs":[]}}"#);
+            assert_eq!(nested.noted_at, [None, None]);
         }
     }
 }

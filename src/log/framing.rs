@@ -5,7 +5,7 @@ use super::rows::{decode_storage_record, is_row};
 use super::{LogFault, ReadLimits};
 use crate::archive::budget::{LoadBudget, ratio_allowance};
 use crate::error::ErrorCode;
-use crate::event::{Printed, PrintedLines, SURFACE_OP};
+use crate::event::{Noted, Printed, PrintedLines, SOURCE_EVENT_SEQS, SURFACE_OP};
 use crate::json::{Json, ParseError};
 use memchr::memchr;
 use std::cell::RefCell;
@@ -528,7 +528,7 @@ impl<'a> LineScanner<'a> {
         }
         let text = super::line_text(line);
         let mut printed_line = None;
-        let decoded = match self.limits.parse_record_noting(&text, Some(SURFACE_OP)) {
+        let decoded = match self.limits.parse_record_noting(&text, &[SURFACE_OP, SOURCE_EVENT_SEQS]) {
             Err(ParseError::TooDeep) => {
                 return Err(LogFault::new(
                     ErrorCode::LoadLimitExceeded,
@@ -545,9 +545,10 @@ impl<'a> LineScanner<'a> {
             Ok(parsed) => {
                 // A packed row stands for several events, none of them printed as the line.
                 if parsed.printed && !is_row(&parsed.value) {
+                    let [surface_op, sources] = parsed.noted_at;
                     printed_line = Some(Printed {
                         text: &text,
-                        surface_op_at: parsed.noted_at,
+                        noted: Noted { surface_op, sources },
                     });
                 }
                 decode_storage_record(parsed.value).ok()

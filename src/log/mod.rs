@@ -66,16 +66,16 @@ impl Default for ReadLimits {
 impl ReadLimits {
     /// Parses one record (a header or a log line) within these limits.
     pub(crate) fn parse_record(&self, text: &str) -> Result<Json, crate::json::ParseError> {
-        self.parse_record_noting(text, None).map(|parsed| parsed.value)
+        self.parse_record_noting(text, &[]).map(|parsed| parsed.value)
     }
 
     /// [`ReadLimits::parse_record`], noting whether `text` is the record's printed form and
-    /// where its `key` member's value starts ([`Json::parse_noting_printed`]).
-    pub(crate) fn parse_record_noting(&self, text: &str, key: Option<&str>) -> Result<Parsed, crate::json::ParseError> {
+    /// where its `keys` members' values start ([`Json::parse_noting_printed`]).
+    pub(crate) fn parse_record_noting(&self, text: &str, keys: &[&str]) -> Result<Parsed, crate::json::ParseError> {
         let depth = crate::json::ParseLimits {
             max_depth: self.max_json_depth,
         };
-        Json::parse_noting_printed(text, depth, self.max_object_keys, key, &vocabulary::LOG_VOCABULARY)
+        Json::parse_noting_printed(text, depth, self.max_object_keys, keys, &vocabulary::LOG_VOCABULARY)
     }
 }
 
