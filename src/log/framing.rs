@@ -214,65 +214,39 @@ fn scan_frames_up_to(bytes: &[u8], max_frames: usize) -> Result<FrameScan, LogFa
         if magic != ZSTD_MAGIC {
             return Err(LogFault::frame(format!("invalid Zstandard frame magic at byte {at}")));
         }
-        at += 4;
-        let Some(&descriptor) = bytes.get(at) else {
+        if bytes.get(at + 4).is_some_and(|descriptor| descriptor & 0x18 != 0) {
+            return Err(LogFault::frame(format!("reserved frame-header bit at byte {}", at + 4)));
+        }
+        let Some(header) = FrameHeader::read(&bytes[at..]) else {
             return torn(frames, start, declared_total);
         };
-        at += 1;
-        if descriptor & 0x18 != 0 {
-            return Err(LogFault::frame(format!("reserved frame-header bit at byte {}", at - 1)));
-        }
-        let content_size_flag = descriptor >> 6;
-        let single_segment = descriptor & 0x20 != 0;
-        let checksum = descriptor & 0x04 != 0;
-        let dictionary_bytes = match descriptor & 3 {
-            3 => 4,
-            n => usize::from(n),
-        };
-        let content_size_bytes = match content_size_flag {
-            0 => usize::from(single_segment),
-            n => 1 << n,
-        };
-        let rest = usize::from(!single_segment) + dictionary_bytes + content_size_bytes;
-        if bytes.len() - at < rest {
-            return torn(frames, start, declared_total);
-        }
-        let declared = declared_content_size(&bytes[at + rest - content_size_bytes..at + rest]);
-        at += rest;
+        at += header.len;
         let mut blocks_bound = 0u64;
         loop {
-            if bytes.len() - at < 3 {
+            let Some(block) = BlockHeader::read(bytes, at) else {
+                return torn(frames, start, declared_total);
+            };
+            if block.kind() == 3 {
+                return Err(LogFault::frame(format!("reserved block type at byte {at}")));
+            }
+            if bytes.len() - at - 3 < block.payload() {
                 return torn(frames, start, declared_total);
             }
-            let header = u32::from(bytes[at]) | u32::from(bytes[at + 1]) << 8 | u32::from(bytes[at + 2]) << 16;
-            at += 3;
-            let block_type = (header >> 1) & 3;
-            if block_type == 3 {
-                return Err(LogFault::frame(format!("reserved block type at byte {}", at - 3)));
-            }
-            let payload = if block_type == 1 { 1 } else { (header >> 3) as usize };
-            if bytes.len() - at < payload {
-                return torn(frames, start, declared_total);
-            }
-            at += payload;
-            blocks_bound += block_bound(header);
-            if header & 1 != 0 {
+            at += 3 + block.payload();
+            blocks_bound += block.bound();
+            if block.is_last() {
                 break;
             }
         }
-        if checksum {
+        if header.checksum {
             if bytes.len() - at < 4 {
                 return torn(frames, start, declared_total);
             }
             at += 4;
         }
-        let bound = if content_size_bytes == 0 {
-            blocks_bound
-        } else {
-            declared
-        };
+        let bound = header.declared.unwrap_or(blocks_bound);
         frames.push(Frame { start, end: at, bound });
-        declared_total = declared_total.saturating_add(declared);
+        declared_total = declared_total.saturating_add(header.declared.unwrap_or(0));
         if frames.len() == max_frames {
             break;
         }
@@ -291,12 +265,90 @@ fn declared_content_size(field: &[u8]) -> u64 {
     if field.len() == 2 { value + 256 } else { value }
 }
 
-/// The most a block with this 3-byte header decodes to: a raw or RLE block says its size, a
-/// compressed one is at most the largest block.
-fn block_bound(header: u32) -> u64 {
-    match (header >> 1) & 3 {
-        0 | 1 => u64::from(header >> 3),
-        _ => BLOCK_SIZE_MAX,
+/// A frame header (RFC 8878 §3.1.1.1) after its magic number: where its fields lie.
+struct FrameHeader {
+    descriptor: u8,
+    single_segment: bool,
+    checksum: bool,
+    /// Where the dictionary id starts, and where the content size does (it ends the header).
+    dictionary_at: usize,
+    content_size_at: usize,
+    /// The header's length, magic number included.
+    len: usize,
+    /// The content size the frame declares, if it does.
+    declared: Option<u64>,
+}
+
+impl FrameHeader {
+    /// The header at the start of `frame` (whose magic number the caller checked); `None` when
+    /// `frame` ends inside it.
+    fn read(frame: &[u8]) -> Option<FrameHeader> {
+        let descriptor = *frame.get(4)?;
+        let single_segment = descriptor & 0x20 != 0;
+        let dictionary_bytes = match descriptor & 3 {
+            3 => 4,
+            n => usize::from(n),
+        };
+        let content_size_bytes = match descriptor >> 6 {
+            0 => usize::from(single_segment),
+            n => 1 << n,
+        };
+        let dictionary_at = 5 + usize::from(!single_segment);
+        let content_size_at = dictionary_at + dictionary_bytes;
+        let len = content_size_at + content_size_bytes;
+        let field = frame.get(content_size_at..len)?;
+        Some(FrameHeader {
+            descriptor,
+            single_segment,
+            checksum: descriptor & 0x04 != 0,
+            dictionary_at,
+            content_size_at,
+            len,
+            declared: (content_size_bytes > 0).then(|| declared_content_size(field)),
+        })
+    }
+}
+
+/// A block's 3-byte header (RFC 8878 §3.1.1.2).
+#[derive(Clone, Copy)]
+struct BlockHeader(u32);
+
+impl BlockHeader {
+    /// The block header at `at`, `None` when `bytes` end inside it.
+    fn read(bytes: &[u8], at: usize) -> Option<BlockHeader> {
+        let field = bytes.get(at..at + 3)?;
+        Some(BlockHeader(
+            u32::from(field[0]) | u32::from(field[1]) << 8 | u32::from(field[2]) << 16,
+        ))
+    }
+
+    /// 0 raw, 1 RLE, 2 compressed, 3 reserved.
+    fn kind(self) -> u32 {
+        (self.0 >> 1) & 3
+    }
+
+    fn is_last(self) -> bool {
+        self.0 & 1 != 0
+    }
+
+    /// The bytes that follow the header: an RLE block holds one, the others say how many.
+    fn payload(self) -> usize {
+        if self.kind() == 1 { 1 } else { (self.0 >> 3) as usize }
+    }
+
+    /// The most the block decodes to: a raw or RLE block says its size, a compressed one is
+    /// at most the largest block.
+    fn bound(self) -> u64 {
+        match self.kind() {
+            0 | 1 => u64::from(self.0 >> 3),
+            _ => BLOCK_SIZE_MAX,
+        }
+    }
+
+    /// The same block, not the last of its frame.
+    fn not_last(self) -> [u8; 3] {
+        let cleared = self.0 & !1;
+        [cleared as u8, (cleared >> 8) as u8, (cleared >> 16) as u8]
     }
 }
 
@@ -332,28 +384,26 @@ fn is_destination_too_small(code: zstd_safe::ErrorCode) -> bool {
 fn decode_torn_frame(torn: &[u8], allowance: &mut Allowance) -> Result<Option<Vec<u8>>, LogFault> {
     // Rebuild the available part as a finished frame: the header, the complete blocks, and a
     // closing raw block, so the decoder hands back everything it produced.
-    let Some(reopened) = ReopenedHeader::of(torn) else {
+    let Some(header) = FrameHeader::read(torn) else {
         return Ok(None);
     };
-    let mut rebuilt = reopened.bytes;
+    let Some(mut rebuilt) = header.reopened(torn) else {
+        return Ok(None);
+    };
     let mut bound = 0u64;
-    let mut at = reopened.original_len;
+    let mut at = header.len;
     let mut tail_raw: &[u8] = &[];
-    while torn.len() - at >= 3 {
-        let header = u32::from(torn[at]) | u32::from(torn[at + 1]) << 8 | u32::from(torn[at + 2]) << 16;
-        let block_type = (header >> 1) & 3;
-        let payload = if block_type == 1 { 1 } else { (header >> 3) as usize };
-        if torn.len() - at - 3 < payload {
-            if block_type == 0 {
+    while let Some(block) = BlockHeader::read(torn, at) {
+        if torn.len() - at - 3 < block.payload() {
+            if block.kind() == 0 {
                 tail_raw = &torn[at + 3..];
             }
             break;
         }
-        let cleared = header & !1;
-        rebuilt.extend_from_slice(&[cleared as u8, (cleared >> 8) as u8, (cleared >> 16) as u8]);
-        rebuilt.extend_from_slice(&torn[at + 3..at + 3 + payload]);
-        bound += block_bound(header);
-        at += 3 + payload;
+        rebuilt.extend_from_slice(&block.not_last());
+        rebuilt.extend_from_slice(&torn[at + 3..at + 3 + block.payload()]);
+        bound += block.bound();
+        at += 3 + block.payload();
     }
     let last = 1 | ((tail_raw.len() as u32) << 3);
     rebuilt.extend_from_slice(&[last as u8, (last >> 8) as u8, (last >> 16) as u8]);
@@ -366,56 +416,26 @@ fn decode_torn_frame(torn: &[u8], allowance: &mut Allowance) -> Result<Option<Ve
     };
     // A frame never decodes to more than it declares; a streaming decoder refuses the block
     // that would go past it.
-    if reopened.declared.is_some_and(|declared| out.len() as u64 > declared) {
+    if header.declared.is_some_and(|declared| out.len() as u64 > declared) {
         return Ok(None);
     }
     Ok(Some(out))
 }
 
-/// A torn frame's header, rewritten so the frame can close early.
-struct ReopenedHeader {
-    bytes: Vec<u8>,
-    /// The length of the header it rewrites.
-    original_len: usize,
-    /// The content size the torn frame declared.
-    declared: Option<u64>,
-}
-
-impl ReopenedHeader {
-    /// Without the content size (the rebuilt frame ends sooner than declared) or the checksum
-    /// (a torn frame's is never there). A single-segment frame's window was its content size:
-    /// it gets the smallest window descriptor that covers that size.
-    fn of(torn: &[u8]) -> Option<ReopenedHeader> {
-        let descriptor = *torn.get(4)?;
-        let single_segment = descriptor & 0x20 != 0;
-        let dictionary_bytes = match descriptor & 3 {
-            3 => 4,
-            n => usize::from(n),
-        };
-        let content_size_bytes = match descriptor >> 6 {
-            0 => usize::from(single_segment),
-            n => 1 << n,
-        };
-        let window_at = 5;
-        let dictionary_at = window_at + usize::from(!single_segment);
-        let content_size_at = dictionary_at + dictionary_bytes;
-        let original_len = content_size_at + content_size_bytes;
-        if torn.len() < original_len {
-            return None;
-        }
-        let declared = (content_size_bytes > 0).then(|| declared_content_size(&torn[content_size_at..original_len]));
-        let window = match declared {
-            Some(size) if single_segment => window_covering(size)?,
-            _ => torn[window_at],
+impl FrameHeader {
+    /// `frame`'s header rewritten so the frame can close early: without the content size (it
+    /// ends sooner than declared) or the checksum (a torn frame's is never there). A
+    /// single-segment frame's window was its content size: it gets the smallest window
+    /// descriptor that covers that size.
+    fn reopened(&self, frame: &[u8]) -> Option<Vec<u8>> {
+        let window = match self.declared {
+            Some(size) if self.single_segment => window_covering(size)?,
+            _ => frame[5],
         };
         // Keep the dictionary flag and the reserved bits (a decoder refuses those as before).
-        let mut bytes = vec![torn[0], torn[1], torn[2], torn[3], descriptor & 0x1B, window];
-        bytes.extend_from_slice(&torn[dictionary_at..content_size_at]);
-        Some(ReopenedHeader {
-            bytes,
-            original_len,
-            declared,
-        })
+        let mut bytes = vec![frame[0], frame[1], frame[2], frame[3], self.descriptor & 0x1B, window];
+        bytes.extend_from_slice(&frame[self.dictionary_at..self.content_size_at]);
+        Some(bytes)
     }
 }
 
