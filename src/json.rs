@@ -1364,27 +1364,15 @@ pub fn write_string(s: &JsString, out: &mut String) {
     out.push('"');
 }
 
-/// Byte-parallel tests over eight bytes read as one little-endian word (the classic
-/// "has a byte less than n" bit trick, exact for n ≤ 128): strings are scanned a word at a
-/// time, natively and in wasm alike, and only a word that holds a hit is looked at bytewise.
+/// Where a string's plain run ends, found a word at a time ([`crate::word`]).
 mod word {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-    fn has_less(word: u64, n: u8) -> bool {
-        word.wrapping_sub(ONES * n as u64) & !word & HIGHS != 0
-    }
-
-    fn has_byte(word: u64, b: u8) -> bool {
-        has_less(word ^ (ONES * b as u64), 1)
-    }
+    use crate::word::{has_byte, has_less, load};
 
     /// The index of the first byte from `from` on that `hit` selects, `bytes.len()` if none;
     /// `hit_word` must be true of every word holding such a byte.
     fn first(bytes: &[u8], from: usize, hit_word: impl Fn(u64) -> bool, hit: impl Fn(u8) -> bool) -> usize {
         let mut i = from;
-        while let Some(chunk) = bytes.get(i..i + 8) {
-            let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        while let Some(word) = load(bytes, i) {
             if hit_word(word) {
                 break;
             }

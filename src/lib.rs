@@ -43,3 +43,4 @@ pub mod sorting;
 mod testing;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;
+mod word;

@@ -1,0 +1,60 @@
+//! Byte tests over eight bytes read as one little-endian word ("SIMD within a register"): the
+//! passes over whole texts (a JSON string's end, a search's look through unindexed text) run
+//! in wasm without SIMD, where a byte loop costs several instructions per byte. A pass tests a
+//! word at a time and looks byte by byte only at a word that holds a hit.
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// A word with every byte `b`.
+pub(crate) const fn splat(b: u8) -> u64 {
+    ONES * b as u64
+}
+
+/// The eight bytes from `at` on as a word (byte `at` lowest), if there are eight.
+pub(crate) fn load(bytes: &[u8], at: usize) -> Option<u64> {
+    let chunk = bytes.get(at..at.checked_add(8)?)?;
+    Some(u64::from_le_bytes(chunk.try_into().ok()?))
+}
+
+/// Whether some byte of `word` is below `n` (at most 128). Exact as to whether there is one;
+/// a borrow may also mark a byte above the first hit, so which byte it is, is read bytewise.
+pub(crate) fn has_less(word: u64, n: u8) -> bool {
+    debug_assert!(n <= 128);
+    word.wrapping_sub(splat(n)) & !word & HIGHS != 0
+}
+
+/// Whether some byte of `word` is zero.
+pub(crate) fn has_zero(word: u64) -> bool {
+    has_less(word, 1)
+}
+
+/// Whether some byte of `word` is `b`.
+pub(crate) fn has_byte(word: u64, b: u8) -> bool {
+    has_zero(word ^ splat(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each test tells a word apart from its bytes tested one by one, for every byte value in
+    /// every place, among neighbours that sit just outside and inside the ranges tested.
+    #[test]
+    fn word_tests_agree_with_byte_tests() {
+        let mut next = crate::testing::xorshift(0x5A5A);
+        let neighbours = [0x00, 0x1F, 0x20, 0x7F, 0x80, 0xC2, 0xC3, 0xE2, 0xE3, 0xFF];
+        for value in 0..=255u8 {
+            for place in 0..8 {
+                let mut bytes: [u8; 8] = std::array::from_fn(|_| neighbours[next(neighbours.len())]);
+                bytes[place] = value;
+                let word = load(&bytes, 0).expect("eight bytes");
+                assert_eq!(has_less(word, 0x20), bytes.iter().any(|&b| b < 0x20));
+                assert_eq!(has_zero(word), bytes.contains(&0));
+                assert_eq!(has_byte(word, b'"'), bytes.contains(&b'"'));
+            }
+        }
+        assert_eq!(load(&[1; 7], 0), None);
+        assert_eq!(load(&[1; 9], 1), Some(splat(1)));
+    }
+}
