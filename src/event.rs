@@ -19,6 +19,7 @@ pub use packed::EventText;
 use crate::json::{self, Json, JsonObject};
 use crate::log::KNOWN_EVENT_TYPES;
 use packed::{PACK_MIN_BYTES, PackedText};
+use std::ops::Range;
 use std::sync::Arc;
 
 /// A validated event of the logical log.
@@ -277,6 +278,44 @@ impl PrintedLines {
     }
 }
 
+/// Bytes of a plain arena that one of [`text_runs`]'s runs covers at most.
+const RUN_BYTES: usize = 16 << 10;
+
+/// `events` cut into runs of consecutive events whose texts lie close together in one arena,
+/// each with a text that covers them all: one packed block, or at most [`RUN_BYTES`] of a
+/// plain arena (an event longer than that is a run of its own). A pass that looks for
+/// something in every event's text (a search's look through unindexed sessions) looks once
+/// per run, and at a run's events one by one only where it may be. The covering text may also
+/// hold lines no event kept, so what is found in it is only where to look.
+pub fn text_runs(events: &[Event]) -> impl Iterator<Item = (Range<usize>, EventText<'_>)> {
+    let mut next = 0;
+    std::iter::from_fn(move || {
+        let first = events.get(next)?;
+        let bounds = match &*first.arena {
+            Arena::Packed(packed) => packed.block_holding(first.start),
+            Arena::Plain(_) => first.start..first.end.max(first.start + RUN_BYTES),
+        };
+        let (mut low, mut high) = (first.start, first.end);
+        let mut end = next + 1;
+        while let Some(event) = events.get(end) {
+            let close =
+                Arc::ptr_eq(&event.arena, &first.arena) && bounds.start <= event.start && event.end <= bounds.end;
+            if !close {
+                break;
+            }
+            (low, high) = (low.min(event.start), high.max(event.end));
+            end += 1;
+        }
+        let run = next..end;
+        next = end;
+        let text = match &*first.arena {
+            Arena::Plain(text) => EventText::borrowed(&text[low..high]),
+            Arena::Packed(packed) => packed.slice(low..high),
+        };
+        Some((run, text))
+    })
+}
+
 /// Packs the large arenas among `events`, once the fold has read them as they are: each run
 /// of events sharing a plain arena of at least [`PACK_MIN_BYTES`] gets one packed arena in its
 /// place, and the plain one is freed with the last event that held it.
@@ -463,6 +502,48 @@ mod tests {
             !format!("{event:?}").contains("two"),
             "Debug shows one event, not its arena"
         );
+    }
+
+    /// Runs cover every event once, in order, each event's text within its run's, and group
+    /// events, packed or not, with an event longer than a run's bytes in a run of its own.
+    #[test]
+    fn text_runs_cover_every_event_in_order_within_their_texts() {
+        let mut random = crate::testing::xorshift(0x2B);
+        let texts: Vec<String> = (0..400)
+            .map(|n| match random(40) {
+                0 => "y".repeat(super::RUN_BYTES + 10),
+                words => format!("w{n} ").repeat(words * 5),
+            })
+            .collect();
+        let mut batch = super::EventBatch::default();
+        for (seq, text) in (0..).zip(&texts) {
+            let object = message(seq, text).as_object().cloned().expect("an object");
+            batch.push(&object, seq, 1, "user/message");
+        }
+        let plain = batch.finish();
+        let mut packed = plain.clone();
+        super::pack_arenas(&mut packed);
+        assert!(matches!(*packed[0].arena, super::Arena::Packed(_)));
+        for events in [&plain, &packed] {
+            let runs: Vec<_> = super::text_runs(events).collect();
+            assert!(
+                runs.len() * 3 < events.len(),
+                "{} runs of {} events",
+                runs.len(),
+                events.len()
+            );
+            let mut next = 0;
+            for (run, covering) in &runs {
+                assert_eq!(run.start, next);
+                next = run.end;
+                for event in &events[run.clone()] {
+                    assert!(covering.contains(&*event.text()), "event {} in its run", event.seq());
+                }
+                let long = events[run.clone()].iter().any(|e| e.text().len() > super::RUN_BYTES);
+                assert!(!long || run.len() == 1 || matches!(*events[run.start].arena, super::Arena::Packed(_)));
+            }
+            assert_eq!(next, events.len());
+        }
     }
 
     #[test]

@@ -34,6 +34,16 @@ pub(crate) fn has_byte(word: u64, b: u8) -> bool {
     has_zero(word ^ splat(b))
 }
 
+/// Whether some byte of `word` lies in `low..low + span` (`span` at most 128).
+pub(crate) fn has_in_range(word: u64, low: u8, span: u8) -> bool {
+    // Every byte minus `low`, modulo 256 and without a borrow between bytes: the low seven bits
+    // add `-low`'s without a carry out of the byte, and the high bit is their carry xor both
+    // high bits. A byte in range is then one below `span`.
+    let minus = splat(low.wrapping_neg());
+    let shifted = ((word & !HIGHS) + (minus & !HIGHS)) ^ ((word ^ minus) & HIGHS);
+    has_less(shifted, span)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,6 +62,14 @@ mod tests {
                 assert_eq!(has_less(word, 0x20), bytes.iter().any(|&b| b < 0x20));
                 assert_eq!(has_zero(word), bytes.contains(&0));
                 assert_eq!(has_byte(word, b'"'), bytes.contains(&b'"'));
+                for (low, span) in [(0xC3, 0x20), (0x00, 0x01), (0x80, 0x40), (0xF0, 0x10)] {
+                    let byte_wise = bytes.iter().any(|&b| b.wrapping_sub(low) < span);
+                    assert_eq!(
+                        has_in_range(word, low, span),
+                        byte_wise,
+                        "{bytes:x?} in {low:x}+{span:x}"
+                    );
+                }
             }
         }
         assert_eq!(load(&[1; 7], 0), None);

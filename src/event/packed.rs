@@ -65,12 +65,22 @@ impl PackedText {
 
     /// The text of `range`, which lies within one event (so within one block).
     pub(super) fn slice(&self, range: Range<usize>) -> EventText<'static> {
-        let index = self.blocks.partition_point(|b| b.start <= range.start) - 1;
+        let index = self.block_index(range.start);
         let block = &self.blocks[index];
         let text = self.unpacked(index);
         let within = range.start - block.start..range.end - block.start;
         debug_assert!(within.end <= block.raw_len, "an event never spans two blocks");
         EventText(Repr::Block(text, within))
+    }
+
+    /// The range of the text that the block holding offset `at` covers.
+    pub(super) fn block_holding(&self, at: usize) -> Range<usize> {
+        let block = &self.blocks[self.block_index(at)];
+        block.start..block.start + block.raw_len
+    }
+
+    fn block_index(&self, at: usize) -> usize {
+        self.blocks.partition_point(|b| b.start <= at) - 1
     }
 
     /// Bytes held (compressed).

@@ -10,8 +10,9 @@
 use super::build::event_documents;
 use super::engine::{CountSink, DocId, DocMeta, DocStore, Interner, SearchEngine, SearchProvider, same_session};
 use super::rank::merge_spans;
-use super::tokenizer::{TokenizerMode, Tokens, may_contain_token};
+use super::tokenizer::{TermProbe, TokenizerMode, Tokens, may_contain_token};
 use crate::corpus::{Corpus, SessionRecord, Source};
+use crate::event::text_runs;
 use crate::filters::EventFilter;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -110,10 +111,15 @@ pub(super) fn scan_session(
     };
     let session: Arc<str> = Arc::from(id);
     let before = scanned.matches.len();
-    for (index, event) in source.log.events.iter().enumerate() {
-        if !printed_may_hold(&event.text(), longest) {
-            continue;
-        }
+    let events = &source.log.events;
+    let probe = printed_probe(longest);
+    let may_hold = |text: &str| probe.as_ref().is_none_or(|probe| probe.may_hold(text));
+    // A run's covering text first, then its events one by one where it may hold the term.
+    let candidates = text_runs(events)
+        .filter(|(_, covering)| may_hold(covering))
+        .flat_map(|(run, _)| run)
+        .filter(|&index| may_hold(&events[index].text()));
+    for index in candidates {
         for (record, text, changed) in event_documents(source, index) {
             let Some(match_count) = merged_span_count(&text, phrase, longest, mode) else {
                 continue;
@@ -129,18 +135,14 @@ pub(super) fn scan_session(
     }
 }
 
-thread_local! {
-    /// A finder for `\u`, made once (making one costs about as much as a search).
-    static UNICODE_ESCAPE: memchr::memmem::Finder<'static> = memchr::memmem::Finder::new(b"\\u");
-}
-
-/// Whether an event printed as `printed` may have a document holding the token `term`, so that
-/// its text is worth extracting. The printed event is `JSON.stringify`'s text, which never
-/// escapes a letter or digit: a run of them in a document's text (which joins strings of the
-/// event, and words that are its values) is a run of the printed text too. Only a `\u` escape,
-/// which a log written by other hands may use for anything, could hide one.
-fn printed_may_hold(printed: &str, term: &str) -> bool {
-    may_contain_token(printed, term) || UNICODE_ESCAPE.with(|escape| escape.find(printed.as_bytes()).is_some())
+/// What a scan looks for in an event's printed text to tell whether it may have a document
+/// holding the token `term`, so that its text is worth extracting. The printed event is
+/// `JSON.stringify`'s text, which never escapes a letter or digit: a run of them in a
+/// document's text (which joins strings of the event, and words that are its values) is a run
+/// of the printed text too. Only a `\u` escape, which a log written by other hands may use for
+/// anything, could hide one. `None` when any text may hold the term.
+fn printed_probe(term: &str) -> Option<TermProbe<'_>> {
+    TermProbe::new(term).map(|probe| probe.or_pair(*b"\\u"))
 }
 
 /// How many merged spans `phrase` makes in `text` ([`merge_spans`], as the index counts

@@ -440,60 +440,147 @@ impl<'a> Iterator for Tokens<'a> {
 }
 
 /// Whether some token of `text` may be `term` (a folded token, as the tokenizer yields it):
-/// `false` only where none can be, so a search can skip tokenizing such a text. Only an ASCII
-/// term is looked for. Folding maps every other character to one that is not ASCII, except
-/// upper-case ASCII letters and the characters it folds into ASCII (Latin letters with a
-/// diacritic, the Kelvin sign) or deletes (combining diacritics; [`may_fold_into_ascii`]). In
-/// a text without those, a token that is an ASCII term is a run of ASCII letters and digits
-/// that equals the term but for case, so the term is in the text as such a substring. Any
-/// other text may hold it.
+/// `false` only where none can be, so a search can skip tokenizing such a text ([`TermProbe`]).
 pub fn may_contain_token(text: &str, term: &str) -> bool {
-    let bytes = term.as_bytes();
-    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_alphanumeric) {
-        return true;
-    }
-    if !text.is_ascii() && may_fold_into_ascii(text) {
-        return true;
-    }
-    contains_ignoring_ascii_case(text.as_bytes(), bytes)
+    TermProbe::new(term).is_none_or(|probe| probe.may_hold(text))
 }
 
-/// Whether `text` may hold a character that folding maps into ASCII or deletes. Those all lie
-/// in U+00C0..=U+033F (Latin-1 letters, Latin Extended, combining diacritics), U+1E00..=U+1EFF
-/// (Latin Extended Additional) and U+2100..=U+213F (the Kelvin and Ångström signs), which their
-/// UTF-8 tells by a lead byte (and the byte after it), without decoding.
-fn may_fold_into_ascii(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.iter().enumerate().any(|(i, &b)| match b {
-        0xC3..=0xCC => true,
-        0xE1 => matches!(bytes.get(i + 1), Some(0xB8..=0xBB)),
-        0xE2 => bytes.get(i + 1) == Some(&0x84),
-        _ => false,
-    })
+/// A look for one term through many texts that says where it may be a token, `false` only
+/// where it cannot. Only an ASCII term (letters and digits) is looked for: folding maps every
+/// other character to one that is not ASCII, except upper-case ASCII letters and the
+/// characters it folds into ASCII (Latin letters with a diacritic, the Kelvin sign) or deletes
+/// (combining diacritics). In a text without those, a token that is an ASCII term is a run of
+/// ASCII letters and digits that equals the term but for case, so the term is in the text as
+/// such a substring. Any other text may hold it.
+///
+/// A scan through unindexed text runs this over every byte, in wasm without SIMD, so each
+/// look tests eight places at a time ([`crate::word`]): for the term, whether its two rarest
+/// bytes are both where they would be (compared with bit 5 set, which folds an upper-case
+/// letter onto its lower case and is already set in a digit; other bytes it only turns into
+/// more candidates); then optionally for [`TermProbe::or_pair`]'s two bytes; then, in a text
+/// that is not all ASCII, for a lead byte of what folding may turn into ASCII. Only a word
+/// with a candidate is looked at place by place. (One pass testing all three at once was
+/// slower in wasm: too many words live at a time.)
+#[derive(Clone, Debug)]
+pub struct TermProbe<'t> {
+    term: &'t [u8],
+    /// The places in `term` of its two rarest bytes (the same place twice for one byte).
+    rare: [usize; 2],
+    pair: Option<[u8; 2]>,
 }
 
-/// Whether `needle` (ASCII letters and digits) is in `haystack` but for the case of letters.
-/// The needle's least common byte is searched for first (`memchr`), in both cases.
-fn contains_ignoring_ascii_case(haystack: &[u8], needle: &[u8]) -> bool {
-    // English letters from most to least common; digits count as rare.
+impl<'t> TermProbe<'t> {
+    /// A probe for `term`; `None` when any text may hold it (not an ASCII term).
+    pub fn new(term: &'t str) -> Option<TermProbe<'t>> {
+        let term = term.as_bytes();
+        if term.is_empty() || !term.iter().all(u8::is_ascii_alphanumeric) {
+            return None;
+        }
+        let rarity = |at: usize| (RARITY[term[at] as usize], std::cmp::Reverse(at));
+        let rarest = (0..term.len()).max_by_key(|&at| rarity(at))?;
+        let next = (0..term.len()).filter(|&at| at != rarest).max_by_key(|&at| rarity(at));
+        Some(TermProbe {
+            term,
+            rare: [rarest, next.unwrap_or(rarest)],
+            pair: None,
+        })
+    }
+
+    /// The probe that also says "may" of a text holding the bytes `pair` one after the other.
+    pub fn or_pair(self, pair: [u8; 2]) -> TermProbe<'t> {
+        TermProbe {
+            pair: Some(pair),
+            ..self
+        }
+    }
+
+    /// Whether `text` may hold the term as a token (or holds the pair).
+    pub fn may_hold(&self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        self.holds_term(bytes)
+            || self.pair.is_some_and(|pair| holds_pair(bytes, pair))
+            || (!text.is_ascii() && may_fold_into_ascii(bytes))
+    }
+
+    /// Whether `bytes` holds the term but for case.
+    fn holds_term(&self, bytes: &[u8]) -> bool {
+        use crate::word::{has_zero, load, splat};
+        let [first, second] = self.rare;
+        let want = |at: usize| splat(self.term[at] | 0x20);
+        let (want_first, want_second) = (want(first), want(second));
+        let matches_at = |place: usize| {
+            bytes
+                .get(place..place + self.term.len())
+                .is_some_and(|here| here.eq_ignore_ascii_case(self.term))
+        };
+        let mut at = 0;
+        while let (Some(at_first), Some(at_second)) = (load(bytes, at + first), load(bytes, at + second)) {
+            let differ = ((at_first | splat(0x20)) ^ want_first) | ((at_second | splat(0x20)) ^ want_second);
+            if has_zero(differ) && (at..at + 8).any(matches_at) {
+                return true;
+            }
+            at += 8;
+        }
+        (at..bytes.len()).any(matches_at)
+    }
+}
+
+/// Whether `bytes` holds `pair`'s two bytes one after the other, eight places at a time (each
+/// compared exactly, so a word with a hit holds the pair).
+fn holds_pair(bytes: &[u8], pair: [u8; 2]) -> bool {
+    use crate::word::{has_zero, load, splat};
+    let mut at = 0;
+    while let (Some(here), Some(next)) = (load(bytes, at), load(bytes, at + 1)) {
+        if has_zero((here ^ splat(pair[0])) | (next ^ splat(pair[1]))) {
+            return true;
+        }
+        at += 8;
+    }
+    bytes[at..].windows(2).any(|here| here == pair)
+}
+
+/// Whether `bytes` may hold a character that folding maps into ASCII or deletes: a lead byte
+/// in U+00C0..=U+033F (Latin-1 letters, Latin Extended, combining diacritics; 0xC3..=0xCC),
+/// U+1E00..=U+1EFF (Latin Extended Additional; 0xE1, then 0xB8..=0xBB) or U+2100..=U+213F
+/// (the Kelvin and Ångström signs; 0xE2, then 0x84). All of those lead bytes lie in
+/// 0xC3..=0xE2, which is looked for a word at a time: most text (ASCII, or CJK, whose lead
+/// bytes lie above) holds none.
+fn may_fold_into_ascii(bytes: &[u8]) -> bool {
+    use crate::word::{has_in_range, load};
+    const LOW: u8 = 0xC3;
+    const SPAN: u8 = 0xE2 - LOW + 1;
+    let folds_at = |place: usize| {
+        let after = bytes.get(place + 1);
+        match bytes[place] {
+            0xC3..=0xCC => true,
+            0xE1 => matches!(after, Some(0xB8..=0xBB)),
+            0xE2 => after == Some(&0x84),
+            _ => false,
+        }
+    };
+    let mut at = 0;
+    while let Some(word) = load(bytes, at) {
+        if has_in_range(word, LOW, SPAN) && (at..at + 8).any(folds_at) {
+            return true;
+        }
+        at += 8;
+    }
+    (at..bytes.len()).any(folds_at)
+}
+
+/// How rare a byte is in text: English letters from most to least common (either case), then
+/// digits and everything else, rarest.
+static RARITY: [u8; 256] = {
     const COMMON: &[u8] = b"etaoinshrdlcumwfgypbvkjxqz";
-    let rarity = |b: u8| {
-        COMMON
-            .iter()
-            .position(|&c| c == b.to_ascii_lowercase())
-            .unwrap_or(COMMON.len())
-    };
-    let Some((at, &rare)) = needle.iter().enumerate().max_by_key(|&(_, &b)| rarity(b)) else {
-        return true;
-    };
-    let mut candidates = memchr::memchr2_iter(rare.to_ascii_lowercase(), rare.to_ascii_uppercase(), haystack);
-    candidates.any(|found| {
-        found
-            .checked_sub(at)
-            .and_then(|start| haystack.get(start..start + needle.len()))
-            .is_some_and(|window| window.eq_ignore_ascii_case(needle))
-    })
-}
+    let mut table = [COMMON.len() as u8; 256];
+    let mut at = 0;
+    while at < COMMON.len() {
+        table[COMMON[at] as usize] = at as u8;
+        table[COMMON[at].to_ascii_uppercase() as usize] = at as u8;
+        at += 1;
+    }
+    table
+};
 
 /// SQLite's `aTokenChar[]` for the default categories: ASCII letters and digits.
 static ASCII_TOKEN_CHAR: [bool; 128] = {
