@@ -1366,29 +1366,22 @@ pub fn write_string(s: &JsString, out: &mut String) {
 
 /// Where a string's plain run ends, found a word at a time ([`crate::word`]).
 mod word {
-    use crate::word::{has_byte, has_less, load};
+    use crate::word::{byte_marks, less_marks, load, lowest_marked};
 
-    /// The index of the first byte from `from` on that `hit` selects, `bytes.len()` if none;
-    /// `hit_word` must be true of every word holding such a byte.
-    fn first(bytes: &[u8], from: usize, hit_word: impl Fn(u64) -> bool, hit: impl Fn(u8) -> bool) -> usize {
-        let mut i = from;
-        while let Some(word) = load(bytes, i) {
-            if hit_word(word) {
-                break;
-            }
-            i += 8;
-        }
-        i + bytes[i..].iter().position(|&b| hit(b)).unwrap_or(bytes.len() - i)
-    }
-
-    /// The first byte at or after `from` that `JSON.stringify` escapes.
+    /// The first byte at or after `from` that `JSON.stringify` escapes (a quote, a backslash
+    /// or a control character), `bytes.len()` if none: a word's marks tell which byte it is,
+    /// and only the last few bytes are looked at one by one.
     pub(super) fn escaped(bytes: &[u8], from: usize) -> usize {
-        first(
-            bytes,
-            from,
-            |w| has_less(w, 0x20) || has_byte(w, b'"') || has_byte(w, b'\\'),
-            |b| b < 0x20 || b == b'"' || b == b'\\',
-        )
+        let mut at = from;
+        while let Some(word) = load(bytes, at) {
+            let marks = less_marks(word, 0x20) | byte_marks(word, b'"') | byte_marks(word, b'\\');
+            if marks != 0 {
+                return at + lowest_marked(marks);
+            }
+            at += 8;
+        }
+        let is_escaped = |&b: &u8| b < 0x20 || b == b'"' || b == b'\\';
+        at + bytes[at..].iter().position(is_escaped).unwrap_or(bytes.len() - at)
     }
 }
 

@@ -17,21 +17,32 @@ pub(crate) fn load(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(chunk.try_into().ok()?))
 }
 
-/// Whether some byte of `word` is below `n` (at most 128). Exact as to whether there is one;
-/// a borrow may also mark a byte above the first hit, so which byte it is, is read bytewise.
-pub(crate) fn has_less(word: u64, n: u8) -> bool {
+/// The bytes of `word` below `n` (at most 128), each marked by its high bit. The lowest mark is
+/// exact, and so is whether there is one: a borrow out of a byte that is below `n` may also
+/// mark bytes above it, never one below.
+pub(crate) fn less_marks(word: u64, n: u8) -> u64 {
     debug_assert!(n <= 128);
-    word.wrapping_sub(splat(n)) & !word & HIGHS != 0
+    word.wrapping_sub(splat(n)) & !word & HIGHS
+}
+
+/// The bytes of `word` equal to `b`, marked as [`less_marks`] marks them.
+pub(crate) fn byte_marks(word: u64, b: u8) -> u64 {
+    less_marks(word ^ splat(b), 1)
+}
+
+/// The place in its word (0 for the byte read first) of the lowest byte `marks` marks.
+pub(crate) fn lowest_marked(marks: u64) -> usize {
+    (marks.trailing_zeros() / 8) as usize
+}
+
+/// Whether some byte of `word` is below `n` (at most 128).
+pub(crate) fn has_less(word: u64, n: u8) -> bool {
+    less_marks(word, n) != 0
 }
 
 /// Whether some byte of `word` is zero.
 pub(crate) fn has_zero(word: u64) -> bool {
     has_less(word, 1)
-}
-
-/// Whether some byte of `word` is `b`.
-pub(crate) fn has_byte(word: u64, b: u8) -> bool {
-    has_zero(word ^ splat(b))
 }
 
 /// Whether some byte of `word` lies in `low..low + span` (`span` at most 128).
@@ -61,7 +72,13 @@ mod tests {
                 let word = load(&bytes, 0).expect("eight bytes");
                 assert_eq!(has_less(word, 0x20), bytes.iter().any(|&b| b < 0x20));
                 assert_eq!(has_zero(word), bytes.contains(&0));
-                assert_eq!(has_byte(word, b'"'), bytes.contains(&b'"'));
+                let first_quote = bytes.iter().position(|&b| b == b'"');
+                let marks = byte_marks(word, b'"');
+                assert_eq!(marks != 0, first_quote.is_some());
+                assert_eq!(first_quote, (marks != 0).then(|| lowest_marked(marks)));
+                let first_low = bytes.iter().position(|&b| b < 0x20);
+                let marks = less_marks(word, 0x20);
+                assert_eq!(first_low, (marks != 0).then(|| lowest_marked(marks)), "{bytes:x?}");
                 for (low, span) in [(0xC3, 0x20), (0x00, 0x01), (0x80, 0x40), (0xF0, 0x10)] {
                     let byte_wise = bytes.iter().any(|&b| b.wrapping_sub(low) < span);
                     assert_eq!(
