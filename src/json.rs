@@ -856,6 +856,9 @@ impl Scratch {
 }
 
 impl Parser<'_> {
+    /// Inlined: called before and after every value and key, and a printed text (nearly every
+    /// line of a log) has no whitespace to skip, so the call would cost more than the test.
+    #[inline]
     fn skip_ws(&mut self) {
         let from = self.at;
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
