@@ -287,7 +287,7 @@ const RUN_BYTES: usize = 16 << 10;
 /// something in every event's text (a search's look through unindexed sessions) looks once
 /// per run, and at a run's events one by one only where it may be. The covering text may also
 /// hold lines no event kept, so what is found in it is only where to look.
-pub fn text_runs(events: &[Event]) -> impl Iterator<Item = (Range<usize>, EventText<'_>)> {
+pub(crate) fn text_runs(events: &[Event]) -> impl Iterator<Item = (Range<usize>, EventText<'_>)> {
     let mut next = 0;
     std::iter::from_fn(move || {
         let first = events.get(next)?;
