@@ -10,7 +10,7 @@
 use super::build::event_documents;
 use super::engine::{CountSink, DocId, DocMeta, DocStore, Interner, SearchEngine, SearchProvider, same_session};
 use super::rank::merge_spans;
-use super::tokenizer::{TermProbe, TokenizerMode, Tokens, may_contain_token};
+use super::tokenizer::{TermProbe, TokenizerMode, Tokens};
 use crate::corpus::{Corpus, SessionRecord, Source};
 use crate::event::text_runs;
 use crate::filters::EventFilter;
@@ -112,8 +112,10 @@ pub(super) fn scan_session(
     let session: Arc<str> = Arc::from(id);
     let before = scanned.matches.len();
     let events = &source.log.events;
-    let probe = printed_probe(longest);
-    let may_hold = |text: &str| probe.as_ref().is_none_or(|probe| probe.may_hold(text));
+    // Made once: every run, event and document of the session is held to them.
+    let term = TermProbe::new(longest);
+    let printed = term.clone().map(for_printed_events);
+    let may_hold = |text: &str| printed.as_ref().is_none_or(|probe| probe.may_hold(text));
     // A run's covering text first, then its events one by one where it may hold the term.
     let candidates = text_runs(events)
         .filter(|(_, covering)| may_hold(covering))
@@ -121,7 +123,7 @@ pub(super) fn scan_session(
         .filter(|&index| may_hold(&events[index].text()));
     for index in candidates {
         for (record, text, changed) in event_documents(source, index) {
-            let Some(match_count) = merged_span_count(&text, phrase, longest, mode) else {
+            let Some(match_count) = merged_span_count(&text, phrase, term.as_ref(), mode) else {
                 continue;
             };
             let meta = super::build::document_meta(kinds, &session, &record, &text, changed);
@@ -135,21 +137,27 @@ pub(super) fn scan_session(
     }
 }
 
-/// What a scan looks for in an event's printed text to tell whether it may have a document
-/// holding the token `term`, so that its text is worth extracting. The printed event is
+/// `term`'s probe made for an event's printed text, where it tells whether the event may have
+/// a document holding the token, so that its text is worth extracting. The printed event is
 /// `JSON.stringify`'s text, which never escapes a letter or digit: a run of them in a
 /// document's text (which joins strings of the event, and words that are its values) is a run
 /// of the printed text too. Only a `\u` escape, which a log written by other hands may use for
-/// anything, could hide one. `None` when any text may hold the term.
-fn printed_probe(term: &str) -> Option<TermProbe<'_>> {
-    TermProbe::new(term).map(|probe| probe.or_pair(*b"\\u"))
+/// anything, could hide one, so the probe also says "may" of any.
+fn for_printed_events(term: TermProbe<'_>) -> TermProbe<'_> {
+    term.or_pair(*b"\\u")
 }
 
 /// How many merged spans `phrase` makes in `text` ([`merge_spans`], as the index counts
-/// them); `None` without an occurrence. A text that cannot hold the phrase's `longest` term
-/// (its event's JSON may hold it only in a key or another field) is not tokenized.
-fn merged_span_count(text: &str, phrase: &[String], longest: &str, mode: TokenizerMode) -> Option<u32> {
-    if !may_contain_token(text, longest) {
+/// them); `None` without an occurrence. A text that cannot hold the phrase's longest term
+/// (`longest`'s probe, `None` when any text may; its event's JSON may hold it only in a key or
+/// another field) is not tokenized.
+fn merged_span_count(
+    text: &str,
+    phrase: &[String],
+    longest: Option<&TermProbe<'_>>,
+    mode: TokenizerMode,
+) -> Option<u32> {
+    if longest.is_some_and(|probe| !probe.may_hold(text)) {
         return None;
     }
     let len = phrase.len();
