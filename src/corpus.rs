@@ -152,6 +152,9 @@ pub struct LoadJob {
     /// The next log as another instance read it ([`LoadJob::supply_read`]): the next step
     /// takes it instead of reading the log.
     adopted: Option<(u64, SessionLog)>,
+    /// Logs this instance read ahead of the load, by entry number ([`LoadJob::read_ahead`]),
+    /// until the load reaches them ([`LoadJob::supply_read_ahead`]).
+    read_ahead: HashMap<usize, transfer::Adopted>,
     /// Where each deferred log is among the gathered ones, by entry number: how a ticket finds
     /// its log without a scan ([`LoadJob::ticket`] is asked once for every log ahead).
     deferred_at: HashMap<usize, usize>,
@@ -190,6 +193,7 @@ impl LoadJob {
             refused: None,
             unpacked_left: UNPACKED_BYTES,
             adopted: None,
+            read_ahead: HashMap::new(),
         }
     }
 
@@ -272,19 +276,59 @@ impl LoadJob {
             head: &deferred.head,
             ticket: &ticket,
         };
-        let Some(adopted) = transfer::adopt(read, &expected) else {
+        match transfer::adopt(read, &expected) {
+            Some(adopted) => Ok(self.take_read(adopted)),
+            None => Ok(false),
+        }
+    }
+
+    /// Reads the deferred log `key` now, ahead of the load and in this instance, as a helper
+    /// would, and keeps it until the load reaches it ([`LoadJob::supply_read_ahead`]): `false`
+    /// when its bytes are not the declared file's or its read fails (the load then reads the
+    /// log itself when it gets there, and reports the failure as it always does). A log read
+    /// so is neither written nor checked as a helper's read is.
+    pub fn read_ahead(&mut self, key: usize, bytes: &[u8]) -> Result<bool, Error> {
+        let file = self.pending_deferred(key)?;
+        let agrees = file
+            .deferred
+            .as_ref()
+            .is_some_and(|d| bytes.len() as u64 == d.size && bytes.starts_with(&d.head));
+        if !agrees {
+            return Ok(false);
+        }
+        let Ok(read) = transfer::read_ahead(&self.ticket_for(file), bytes) else {
             return Ok(false);
         };
-        if check_header_location(file, &adopted.log.header).is_err() || self.budget.spend(adopted.decompressed).is_err()
-        {
-            return Ok(false);
-        }
-        let size = deferred.size;
-        if let Some(file) = self.pending.as_mut_slice().first_mut() {
-            file.deferred = None;
-        }
-        self.adopted = Some((size, adopted.log));
+        self.read_ahead.insert(key, read);
         Ok(true)
+    }
+
+    /// [`LoadJob::supply_read`] for a log [`LoadJob::read_ahead`] kept: `false` when there is
+    /// none or it is refused, and the log's bytes must be supplied instead.
+    pub fn supply_read_ahead(&mut self, key: usize) -> Result<bool, Error> {
+        self.check_needed(key)?;
+        match self.read_ahead.remove(&key) {
+            Some(read) => Ok(self.take_read(read)),
+            None => Ok(false),
+        }
+    }
+
+    /// Takes `read` as the next log's, unless its header is out of place or it decompressed
+    /// more than the load's budget has left.
+    fn take_read(&mut self, read: transfer::Adopted) -> bool {
+        let Some(file) = self.pending.as_mut_slice().first_mut() else {
+            return false;
+        };
+        let Some(deferred) = &file.deferred else {
+            return false;
+        };
+        let size = deferred.size;
+        if check_header_location(file, &read.log.header).is_err() || self.budget.spend(read.decompressed).is_err() {
+            return false;
+        }
+        file.deferred = None;
+        self.adopted = Some((size, read.log));
+        true
     }
 
     fn count(&mut self, size: u64) {

@@ -153,6 +153,22 @@ impl WasmArchive {
         Ok(taken)
     }
 
+    /// Reads `entry`'s log here, ahead of the load, while a helper reads the one it needs;
+    /// `false`: the read failed, supply the entry's bytes when the load needs it.
+    #[wasm_bindgen(js_name = loadReadAhead)]
+    pub fn load_read_ahead(&mut self, entry: usize, bytes: &[u8]) -> Result<bool, JsValue> {
+        let read = self.archive.read_entry_ahead(entry, bytes)?;
+        keep_headroom();
+        Ok(read)
+    }
+
+    /// Supplies the entry a step's `need` named as `loadReadAhead` read it; `false`: refused,
+    /// supply its bytes with `loadSupply` instead.
+    #[wasm_bindgen(js_name = loadSupplyReadAhead)]
+    pub fn load_supply_read_ahead(&mut self, entry: usize) -> Result<bool, JsValue> {
+        Ok(self.archive.supply_read_ahead(entry)?)
+    }
+
     /// Says the host could not read the entry a step's `need` named: that log fails.
     #[wasm_bindgen(js_name = loadSupplyFailed)]
     pub fn load_supply_failed(&mut self, entry: usize, message: &str) -> Result<(), JsValue> {

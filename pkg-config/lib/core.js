@@ -17,6 +17,9 @@ import {
 
 const MAX_VALUE_DEPTH = 512;
 
+/** What a load's own read ahead of it stands for: the archive's instance holds the log. */
+const READ_HERE = Symbol('read here');
+
 /** The corpus-free reference functions. */
 const STATIC_METHODS = [
   'encodeSessionReferenceUri',
@@ -597,7 +600,7 @@ export function createApi(loadRaw, readers = null) {
           }
           check();
           const { read } = taken;
-          if (read === null || !guard(() => handle.loadSupplyRead(key, read))) await this.#supply(handle, key, entries[key], check);
+          if (!this.#supplyRead(handle, key, read)) await this.#supply(handle, key, entries[key], check);
         }
       } finally {
         ahead?.close();
@@ -611,10 +614,11 @@ export function createApi(loadRaw, readers = null) {
       const count = readers === null ? 0 : readerCount(requested, bytesTotal, readers.cores());
       const helpers = spawnHelpers(count);
       if (helpers === null) return null;
-      const module = await raw();
-      const readHere = (ticket, bytes) => {
+      // The load keeps what this thread reads ahead (READ_HERE) until it needs it; a read that
+      // fails is read again when the load gets there, which reports the failure.
+      const readHere = (entry, bytes) => {
         try {
-          return guard(() => module.readLogForTransfer(ticket, bytes));
+          return guard(() => handle.loadReadAhead(entry, bytes)) ? READ_HERE : null;
         } catch (error) {
           if (error instanceof SessionInternalError) throw error;
           return null;
@@ -628,6 +632,12 @@ export function createApi(loadRaw, readers = null) {
         size: (entry) => sizeOf(entries[entry].bytes),
         readHere,
       });
+    }
+
+    /** Hands the load a read of the log it needs (a helper's, or READ_HERE); false: refused or none. */
+    #supplyRead(handle, key, read) {
+      if (read === null) return false;
+      return guard(() => (read === READ_HERE ? handle.loadSupplyReadAhead(key) : handle.loadSupplyRead(key, read)));
     }
 
     /**

@@ -1,9 +1,10 @@
 // Parallel reads of a load's logs: helper workers, each with its own instance of the module,
 // read logs ahead of the load (decompress, parse, validate) and hand back what they read; the
 // archive's instance adopts each in the load's order. While the log it needs next is still in
-// a helper's hands, the archive's thread reads the next unclaimed log itself instead of
-// waiting. Any read that fails or is refused is read again by the load itself, which then
-// reports it exactly as a load without helpers does.
+// a helper's hands, the archive's thread reads the next unclaimed log itself (into the load,
+// which keeps it until it gets there) instead of waiting. Any read that fails or is refused
+// is read again by the load itself, which then reports it exactly as a load without helpers
+// does.
 
 /** Logs a load must hold in all before helpers are worth starting (their start costs ~0.1 s). */
 export const PARALLEL_LOAD_BYTES = 16 << 20;
@@ -113,8 +114,8 @@ export class ReadAhead {
 
   /**
    * `ahead`: entry numbers in the load's order; `ticket(entry)`, `bytes(entry)` and
-   * `size(entry)` give what a read needs; `readHere(ticket, bytes)` reads one log in this
-   * thread (null on failure).
+   * `size(entry)` give what a read needs; `readHere(entry, bytes)` reads one log in this
+   * thread (null on failure; what it returns otherwise is taken as a helper's read is).
    */
   constructor({ ahead, helpers, ticket, bytes, size, readHere }) {
     this.#queue = [...ahead];
@@ -184,7 +185,7 @@ export class ReadAhead {
     if (at < 0) return false;
     const [entry] = this.#queue.splice(at, 1);
     const bytes = this.#bytes(entry);
-    const value = this.#readHere(this.#ticket(entry), bytes instanceof Uint8Array ? bytes : new Uint8Array(await bytes.arrayBuffer()));
+    const value = this.#readHere(entry, bytes instanceof Uint8Array ? bytes : new Uint8Array(await bytes.arrayBuffer()));
     this.#reads.set(entry, { done: true, value, promise: Promise.resolve(value) });
     this.#noteDone(entry, value);
     return true;

@@ -161,6 +161,20 @@ impl Archive {
         self.loading()?.supply_read(entry, read)
     }
 
+    /// Reads the deferred log of `entry` now, in this instance, ahead of the staged load (as
+    /// a helper would, while this thread waits for one), and keeps it for
+    /// [`Archive::supply_read_ahead`]: `false` when the read failed or the bytes are not the
+    /// declared file's. Fails for an entry that is no log the load has yet to read.
+    pub fn read_entry_ahead(&mut self, entry: usize, bytes: &[u8]) -> Result<bool, Error> {
+        self.loading()?.read_ahead(entry, bytes)
+    }
+
+    /// [`Archive::supply_read_entry`] for a log [`Archive::read_entry_ahead`] kept: `false`
+    /// when none was kept or it is refused, and its bytes must be supplied instead.
+    pub fn supply_read_ahead(&mut self, entry: usize) -> Result<bool, Error> {
+        self.loading()?.supply_read_ahead(entry)
+    }
+
     /// The staged load's job, once stepping has gathered it.
     fn loading(&mut self) -> Result<&mut LoadJob, Error> {
         self.staged()?
@@ -480,6 +494,41 @@ mod tests {
                 .expect("reads")
         };
         assert_eq!(read(&mut archive), read(&mut eager_archive));
+    }
+
+    #[test]
+    fn logs_read_ahead_in_this_instance_are_taken_when_the_load_reaches_them() {
+        let entries = entries();
+        let (mut eager_archive, eager_report) = eager(&entries);
+        let mut archive = Archive::default();
+        offer(&mut archive, &entries);
+        let mut taken = Vec::new();
+        let (needed, _) = run(&mut archive, |archive, entry| {
+            if taken.is_empty() {
+                // At the first need, every other log ahead is read ahead; a read of one log's
+                // bytes as another's is refused.
+                let ahead = archive.entries_ahead().expect("the logs ahead");
+                let (other, wrong) = (ahead[1], &entries[ahead[2]].1);
+                assert_eq!(archive.read_entry_ahead(other, wrong).ok(), Some(false));
+                for &later in &ahead[1..] {
+                    archive.read_entry_ahead(later, &entries[later].1).expect("a log ahead");
+                }
+                let refused = archive.supply_read_ahead(ahead[1]).map(drop);
+                assert_eq!(code(refused), ErrorCode::InvalidArgument, "not needed now");
+            }
+            if archive.supply_read_ahead(entry).expect("needed") {
+                taken.push(entry);
+            } else {
+                archive.supply_entry(entry, entries[entry].1.clone()).expect("supplies");
+            }
+        });
+        // Nothing was read ahead of the first log, and the fake frame's read failed: the load
+        // reads those itself and reports the failure as an eager load does.
+        assert_eq!(needed, [4, 1, 0, 2]);
+        assert_eq!(taken, [1, 0]);
+        let report = archive.commit_load().expect("commits");
+        assert_eq!(text(&report), text(&eager_report));
+        assert_eq!(listing(&mut archive), listing(&mut eager_archive));
     }
 
     #[test]

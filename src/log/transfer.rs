@@ -129,6 +129,17 @@ pub fn read_for_transfer(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Vec<u8>,
     Ok(out.0)
 }
 
+/// Reads one log's `bytes` as `ticket` says, in the instance that keeps the load: what
+/// [`adopt`] would make of [`read_for_transfer`]'s bytes, without writing and checking them.
+pub fn read_ahead(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Adopted, Error> {
+    let budget = LoadBudget::new(ticket.budget);
+    let log = frame_log(bytes, ticket.encoding_for(bytes), &ticket.limits, &budget)?.decode_unpacked(&ticket.limits)?;
+    Ok(Adopted {
+        log,
+        decompressed: budget.used(),
+    })
+}
+
 /// What a helper read, adopted: the log, and what its read decompressed.
 #[derive(Debug)]
 pub struct Adopted {

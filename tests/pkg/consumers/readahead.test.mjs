@@ -37,7 +37,7 @@ function standIn({ fails = false } = {}) {
 const decode = (read) => (read === null ? null : new TextDecoder().decode(read));
 const pause = () => new Promise((resolve) => setImmediate(resolve));
 
-function schedule(helpers, sizes, readHere = (ticket) => new TextEncoder().encode(`here:${ticket.entry}`)) {
+function schedule(helpers, sizes, readHere = (entry) => new TextEncoder().encode(`here:${entry}`)) {
   const hereReads = [];
   const ahead = new ReadAhead({
     ahead: sizes.map((_, entry) => entry),
@@ -45,9 +45,9 @@ function schedule(helpers, sizes, readHere = (ticket) => new TextEncoder().encod
     ticket: (entry) => ({ entry }),
     bytes: (entry) => new Uint8Array([entry]),
     size: (entry) => sizes[entry],
-    readHere: (ticket, bytes) => {
-      hereReads.push(ticket.entry);
-      return readHere(ticket, bytes);
+    readHere: (entry, bytes) => {
+      hereReads.push(entry);
+      return readHere(entry, bytes);
     },
   });
   return { ahead, hereReads };
