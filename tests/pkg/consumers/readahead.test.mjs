@@ -1,7 +1,7 @@
 // The installed package's read-ahead scheduler (lib/readers.js) with stand-in helpers: the load
-// takes every log in its order, helpers never hold more than their share, a helper that fails
-// leaves its logs to the load, logs read ahead count as progress once, and the load's own
-// thread never reads a large log ahead.
+// takes every log in its order, helpers never hold more than their share and are given the
+// largest logs near the load first, a helper that fails leaves its logs to the load, logs read
+// ahead count as progress once, and the load's own thread never reads a large log ahead.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -94,19 +94,31 @@ test('a failed helper leaves its logs to the load, which reads them itself', asy
 test('logs read ahead count as progress until taken, and a large log is never read here', async () => {
   const slow = standIn();
   const big = 2 << 20;
-  const { ahead, hereReads } = schedule([slow], [10, 20, 30, big, 50, 60]);
+  const { ahead, hereReads } = schedule([slow], [big, big, 10, big, 20, 30]);
   await pause();
   assert.deepEqual(slow.held(), [0, 1]);
   // The load waits for entry 0: it reads the next small unclaimed logs here, one per look.
   assert.deepEqual(await ahead.take(0), { pending: true });
   assert.deepEqual(await ahead.take(0), { pending: true });
   assert.deepEqual(hereReads, [2, 4], 'entry 3 is too large to read here');
-  assert.deepEqual(ahead.aheadDone(), { bytes: 30 + 50, logs: 2 });
+  assert.deepEqual(ahead.aheadDone(), { bytes: 10 + 20, logs: 2 });
   slow.release();
   await pause();
-  assert.deepEqual(ahead.aheadDone(), { bytes: 10 + 30 + 50, logs: 3 });
+  assert.deepEqual(ahead.aheadDone(), { bytes: big + 10 + 20, logs: 3 });
   assert.equal(decode((await ahead.take(0)).read), 'read:0');
-  assert.deepEqual(ahead.aheadDone(), { bytes: 30 + 50, logs: 2 }, 'taken: the load counts it now');
+  assert.deepEqual(ahead.aheadDone(), { bytes: 10 + 20, logs: 2 }, 'taken: the load counts it now');
+  ahead.close();
+});
+
+test('a helper is given the largest of the next eight logs, the first of equals', async () => {
+  const helper = standIn();
+  const { ahead } = schedule([helper], [10, 80, 20, 80, 40, 50, 60, 30, 90, 95]);
+  await pause();
+  // Entry 8 is past the first eight until entry 1 is taken; entry 3 is as large as 1.
+  assert.deepEqual(helper.held(), [1, 8]);
+  helper.release();
+  await pause();
+  assert.deepEqual(helper.held(), [8, 9]);
   ahead.close();
 });
 
