@@ -934,7 +934,7 @@ impl Parser<'_> {
                                 self.skip_ws();
                                 break;
                             }
-                            Some(b']') => done = Json::Array(scratch.items.drain(*start..).collect()),
+                            Some(b']') => done = Json::Array(scratch.items.split_off(*start)),
                             _ => return self.fail_at(self.at - 1),
                         }
                     }
@@ -958,7 +958,7 @@ impl Parser<'_> {
                             Some(b'}') => {
                                 let mut object = match large.take() {
                                     Some(object) => object,
-                                    None => JsonObject::from_distinct_keys(scratch.members.drain(*start..).collect()),
+                                    None => JsonObject::from_distinct_keys(scratch.members.split_off(*start)),
                                 };
                                 if *needs_reorder {
                                     object.order_like_js();
@@ -1014,7 +1014,7 @@ impl Parser<'_> {
             return Err(ParseError::TooManyKeys);
         }
         if large.is_none() && keys > INDEXED_OBJECT_KEYS {
-            *large = Some(JsonObject::from_distinct_keys(members.drain(start..).collect()));
+            *large = Some(JsonObject::from_distinct_keys(members.split_off(start)));
         }
         Ok(())
     }
