@@ -249,6 +249,13 @@ pub(crate) struct Printed<'a> {
 }
 
 impl PrintedLines {
+    /// Makes room for `bytes` of lines at once, if memory allows (else the text grows as
+    /// lines come): a log's lines are many, and growing the text line by line copied it
+    /// again at every doubling.
+    pub(crate) fn reserve(&mut self, bytes: usize) {
+        let _ = self.text.try_reserve_exact(bytes);
+    }
+
     /// Notes the next event's line, `None` when it is not its printed text.
     pub(crate) fn push(&mut self, line: Option<Printed<'_>>) {
         self.spans.push(line.map(|line| {
