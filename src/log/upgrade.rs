@@ -5,50 +5,99 @@ use super::LogFault;
 use crate::json::{Json, JsonObject, is_safe_integer};
 use std::collections::HashMap;
 
-/// Refuses `request/header-delta`, `mode/set` and `request/header` with reason `fallback`.
+/// Refuses `request/header-delta`, `mode/set` and `request/header` with reason `fallback`, in
+/// that order (the first event of the first of them found anywhere), in one pass.
 pub(super) fn reject_retired_vocabulary(events: &[Json]) -> Result<(), LogFault> {
-    for retired in ["request/header-delta", "mode/set"] {
-        if let Some(event) = events.iter().find(|e| type_of(e) == Some(retired)) {
-            return Err(LogFault::corrupt(format!(
-                "unsupported legacy {retired} event at seq {}",
-                seq_text(event)
-            )));
-        }
+    let mut first: [Option<&Json>; 3] = [None; 3];
+    for event in events {
+        let retired = match type_of(event) {
+            Some("request/header-delta") => 0,
+            Some("mode/set") => 1,
+            Some("request/header")
+                if event.get("data").and_then(|d| d.get("reason")).and_then(Json::as_str) == Some("fallback") =>
+            {
+                2
+            }
+            _ => continue,
+        };
+        first[retired].get_or_insert(event);
     }
-    if let Some(event) = events.iter().find(|e| {
-        type_of(e) == Some("request/header")
-            && e.get("data").and_then(|d| d.get("reason")).and_then(Json::as_str) == Some("fallback")
-    }) {
-        return Err(LogFault::corrupt(format!(
-            "unsupported legacy request/header reason \"fallback\" at seq {}",
+    let what = [
+        "legacy request/header-delta event",
+        "legacy mode/set event",
+        "legacy request/header reason \"fallback\"",
+    ];
+    match what.iter().zip(first).find_map(|(what, event)| Some((what, event?))) {
+        Some((what, event)) => Err(LogFault::corrupt(format!(
+            "unsupported {what} at seq {}",
             seq_text(event)
-        )));
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Rewrites legacy shapes in place, in DSH's order per event: `turn/start`, `turn/end`,
 /// `steering/message`, then pre-identity messages. Returns the indices of the events it
-/// rewrote.
+/// rewrote. The first three are told apart by one look at the type, which none of them
+/// but `steering/message` changes (to `user/message`, which the last then finds).
 pub(super) fn upgrade_legacy_shapes(events: &mut [Json], session_id: &str) -> Result<Vec<usize>, LogFault> {
-    let mut message_ids: HashMap<u64, Json> = HashMap::new();
+    let mut message_ids = MessageIds::default();
     let mut rewritten = Vec::new();
-    for (index, event) in events.iter_mut().enumerate() {
-        let Json::Object(object) = event else {
+    for index in 0..events.len() {
+        let (earlier, rest) = events.split_at_mut(index);
+        let Some(Json::Object(object)) = rest.first_mut() else {
             continue;
         };
-        let mut changed = upgrade_turn_start(object)?;
-        changed |= upgrade_turn_end(object)?;
-        changed |= upgrade_steering(object, session_id)?;
-        changed |= upgrade_message(object, session_id, &message_ids);
+        let mut changed = match type_of_object(object) {
+            Some("turn/start") => upgrade_turn_start(object)?,
+            Some("turn/end") => upgrade_turn_end(object)?,
+            Some("steering/message") => upgrade_steering(object, session_id)?,
+            _ => false,
+        };
+        changed |= upgrade_message(object, session_id, &mut message_ids, earlier);
         if changed {
             rewritten.push(index);
         }
-        if let (Some(seq), Some(id)) = (object.get("seq").and_then(Json::as_f64), message_id(object)) {
-            message_ids.insert(seq as u64, id.clone());
-        }
+        message_ids.note(object);
     }
     Ok(rewritten)
+}
+
+/// The message id of each earlier event by its `seq`, as a legacy `tool/result` replacement
+/// needs (the last event of a `seq` wins): made only when the first such replacement comes,
+/// from the events before it, and kept from then on, so a log without one pays nothing.
+#[derive(Default)]
+struct MessageIds(Option<HashMap<u64, Json>>);
+
+impl MessageIds {
+    fn note(&mut self, object: &JsonObject) {
+        if let Some(ids) = &mut self.0 {
+            note_message_id(ids, object);
+        }
+    }
+
+    fn get(&mut self, seq: u64, earlier: &[Json]) -> Option<Json> {
+        let ids = self.0.get_or_insert_with(|| {
+            let mut ids = HashMap::new();
+            for event in earlier {
+                if let Json::Object(object) = event {
+                    note_message_id(&mut ids, object);
+                }
+            }
+            ids
+        });
+        ids.get(&seq).cloned()
+    }
+}
+
+fn note_message_id(ids: &mut HashMap<u64, Json>, object: &JsonObject) {
+    if let (Some(seq), Some(id)) = (object.get("seq").and_then(Json::as_f64), message_id(object)) {
+        ids.insert(seq as u64, id.clone());
+    }
+}
+
+fn type_of_object(object: &JsonObject) -> Option<&str> {
+    object.get("type").and_then(Json::as_str)
 }
 
 fn type_of(event: &Json) -> Option<&str> {
@@ -84,10 +133,8 @@ fn malformed(kind: &str, object: &JsonObject) -> LogFault {
     LogFault::corrupt(format!("malformed pre-react-loop {kind} at seq {seq}"))
 }
 
+/// Upgrades a `turn/start` event.
 fn upgrade_turn_start(object: &mut JsonObject) -> Result<bool, LogFault> {
-    if object.get("type").and_then(Json::as_str) != Some("turn/start") {
-        return Ok(false);
-    }
     let Some(data) = object.get("data").and_then(Json::as_object) else {
         return Ok(false);
     };
@@ -108,10 +155,8 @@ fn upgrade_turn_start(object: &mut JsonObject) -> Result<bool, LogFault> {
     Ok(true)
 }
 
+/// Upgrades a `turn/end` event.
 fn upgrade_turn_end(object: &mut JsonObject) -> Result<bool, LogFault> {
-    if object.get("type").and_then(Json::as_str) != Some("turn/end") {
-        return Ok(false);
-    }
     let Some(data) = object.get("data").and_then(Json::as_object) else {
         return Ok(false);
     };
@@ -212,10 +257,8 @@ fn upgrade_turn_end(object: &mut JsonObject) -> Result<bool, LogFault> {
     Ok(true)
 }
 
+/// Upgrades a `steering/message` event.
 fn upgrade_steering(object: &mut JsonObject, session_id: &str) -> Result<bool, LogFault> {
-    if object.get("type").and_then(Json::as_str) != Some("steering/message") {
-        return Ok(false);
-    }
     let Some(data) = object.get("data").and_then(Json::as_object) else {
         return Err(malformed("steering/message", object));
     };
@@ -241,9 +284,48 @@ fn upgrade_steering(object: &mut JsonObject, session_id: &str) -> Result<bool, L
     Ok(true)
 }
 
-fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &HashMap<u64, Json>) -> bool {
-    let kind = object.get("type").and_then(Json::as_str).unwrap_or_default().to_owned();
-    // Only a legacy message needs its id, so it is made only then.
+/// The message events whose data can have a pre-identity shape.
+#[derive(Clone, Copy)]
+enum MessageKind {
+    User,
+    Assistant,
+    ToolResult,
+}
+
+impl MessageKind {
+    fn of(object: &JsonObject) -> Option<MessageKind> {
+        match type_of_object(object)? {
+            "user/message" => Some(MessageKind::User),
+            "assistant/message" => Some(MessageKind::Assistant),
+            "tool/result" => Some(MessageKind::ToolResult),
+            _ => None,
+        }
+    }
+
+    /// Whether `data` has this kind's pre-identity shape.
+    fn is_legacy(self, data: &JsonObject) -> bool {
+        let has = |key| data.contains_key(key);
+        match self {
+            MessageKind::User => !has("id") && !has("role") && !has("message") && has("content") && has("source"),
+            MessageKind::Assistant => !has("message") && has("content") && has("provenance"),
+            MessageKind::ToolResult => !has("message") && has("callId") && has("content") && has("isError"),
+        }
+    }
+}
+
+/// Gives a pre-identity message its id and current shape. Most events are not one, and are
+/// told apart by their type and data's keys alone.
+fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &mut MessageIds, earlier: &[Json]) -> bool {
+    let Some(kind) = MessageKind::of(object) else {
+        return false;
+    };
+    if !object
+        .get("data")
+        .and_then(Json::as_object)
+        .is_some_and(|data| kind.is_legacy(data))
+    {
+        return false;
+    }
     let seq = object.get("seq").cloned();
     let legacy = || legacy_id(session_id, seq.as_ref());
     let replacement_start = object
@@ -255,23 +337,12 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
     let Some(Json::Object(data)) = object.get_mut("data") else {
         return false;
     };
-    match kind.as_str() {
-        "user/message" => {
-            if data.contains_key("id")
-                || data.contains_key("role")
-                || data.contains_key("message")
-                || !data.contains_key("content")
-                || !data.contains_key("source")
-            {
-                return false;
-            }
+    match kind {
+        MessageKind::User => {
             data.insert("id", legacy());
             data.insert("role", Json::str("user"));
         }
-        "assistant/message" => {
-            if data.contains_key("message") || !data.contains_key("content") || !data.contains_key("provenance") {
-                return false;
-            }
+        MessageKind::Assistant => {
             let content = data.remove("content").unwrap_or(Json::Null);
             let mut source = match data.remove("provenance") {
                 Some(Json::Object(p)) => p,
@@ -285,14 +356,7 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
             message.insert("source", Json::Object(source));
             data.insert("message", Json::Object(message));
         }
-        "tool/result" => {
-            if data.contains_key("message")
-                || !data.contains_key("callId")
-                || !data.contains_key("content")
-                || !data.contains_key("isError")
-            {
-                return false;
-            }
+        MessageKind::ToolResult => {
             let call_id = data.remove("callId").unwrap_or(Json::Null);
             let content = data.remove("content").unwrap_or(Json::Null);
             let is_error = data.remove("isError").unwrap_or(Json::Null);
@@ -300,8 +364,7 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
                 None => Some(legacy()),
                 // A replacement keeps the message id of the result it rewrites.
                 Some(start) => message_ids
-                    .get(&(start as u64))
-                    .cloned()
+                    .get(start as u64, earlier)
                     .filter(|_| start >= 0.0 && start.fract() == 0.0),
             };
             let mut block = JsonObject::new();
@@ -321,7 +384,6 @@ fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &Hash
             message.insert("source", Json::Object(source));
             data.insert("message", Json::Object(message));
         }
-        _ => return false,
     }
     true
 }
@@ -334,4 +396,73 @@ fn message_id(object: &JsonObject) -> Option<&Json> {
         _ => data.get("message")?,
     };
     message.get("id").filter(|id| id.is_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(text: &str) -> Json {
+        Json::parse(text, Default::default()).expect("json")
+    }
+
+    fn legacy_result(seq: u32, replaces: Option<u32>) -> Json {
+        let op = match replaces {
+            None => r#"{"op":"append"}"#.to_owned(),
+            Some(start) => format!(r#"{{"op":"replace","start":{start},"end":{start}}}"#),
+        };
+        event(&format!(
+            r#"{{"type":"tool/result","seq":{seq},"time":1,"data":{{"callId":"c{seq}","content":[],"isError":false}},"surfaceOp":{op}}}"#
+        ))
+    }
+
+    fn id_of(event: &Json) -> Option<String> {
+        let id = event.get("data")?.get("message")?.get("id")?;
+        id.as_str().map(str::to_owned)
+    }
+
+    /// A legacy replacement keeps the id of the result it replaces, whether that result was
+    /// upgraded before the first replacement or is a current one that came after it.
+    #[test]
+    fn legacy_replacements_take_the_ids_of_earlier_results() {
+        let mut events = vec![
+            legacy_result(0, None),
+            legacy_result(1, Some(0)),
+            event(
+                r#"{"type":"tool/result","seq":2,"time":1,"data":{"message":{"id":"m2","role":"user","content":[],"source":{"kind":"tool","callId":"c2"}}},"surfaceOp":{"op":"append"}}"#,
+            ),
+            legacy_result(3, Some(2)),
+            legacy_result(4, Some(9)),
+        ];
+        let rewritten = upgrade_legacy_shapes(&mut events, "s").expect("upgrades");
+        assert_eq!(rewritten, [0, 1, 3, 4]);
+        let ids: Vec<Option<String>> = events.iter().map(id_of).collect();
+        let legacy = Some("legacy-message:s:0".to_owned());
+        assert_eq!(
+            ids,
+            [legacy.clone(), legacy, Some("m2".into()), Some("m2".into()), None]
+        );
+    }
+
+    /// The retired types are reported in their order, whichever comes first in the log.
+    #[test]
+    fn retired_types_are_reported_in_their_order() {
+        let at = |kind: &str, seq: u32| event(&format!(r#"{{"type":"{kind}","seq":{seq},"time":1,"data":{{}}}}"#));
+        let fallback = event(r#"{"type":"request/header","seq":0,"time":1,"data":{"reason":"fallback"}}"#);
+        let message = |events: &[Json]| reject_retired_vocabulary(events).map_err(|f| f.message).err();
+        let events = [fallback.clone(), at("mode/set", 1), at("request/header-delta", 2)];
+        assert_eq!(
+            message(&events).as_deref(),
+            Some("unsupported legacy request/header-delta event at seq 2")
+        );
+        assert_eq!(
+            message(&events[..2]).as_deref(),
+            Some("unsupported legacy mode/set event at seq 1")
+        );
+        assert_eq!(
+            message(&events[..1]).as_deref(),
+            Some("unsupported legacy request/header reason \"fallback\" at seq 0")
+        );
+        assert_eq!(message(&[at("turn/start", 0)]), None);
+    }
 }
