@@ -1,7 +1,7 @@
 //! Physical framing: raw JSONL and concatenated Zstandard frames to one header line plus the
 //! committed event prefix, with torn tails ignored and damaged committed lines detected.
 
-use super::rows::{decode_storage_record, is_row};
+use super::rows::{StorageRecord, decode_storage_record};
 use super::{LogFault, ReadLimits};
 use crate::archive::budget::{LoadBudget, ratio_allowance};
 use crate::error::ErrorCode;
@@ -573,15 +573,16 @@ impl<'a> LineScanner<'a> {
             }
             Err(ParseError::Syntax(_)) => None,
             Ok(parsed) => {
+                let record = decode_storage_record(parsed.value).ok();
                 // A packed row stands for several events, none of them printed as the line.
-                if parsed.printed && !is_row(&parsed.value) {
+                if parsed.printed && matches!(record, Some(StorageRecord::Event(_))) {
                     let [surface_op, sources] = parsed.noted_at;
                     printed_line = Some(Printed {
                         text: &text,
                         noted: Noted { surface_op, sources },
                     });
                 }
-                decode_storage_record(parsed.value).ok()
+                record
             }
         };
         let Some(decoded) = decoded else {
@@ -590,10 +591,11 @@ impl<'a> LineScanner<'a> {
             return Ok(());
         };
         // A `null` line breaks DSH's reader outright.
-        if decoded.iter().any(|e| matches!(e, Json::Null)) {
+        if decoded.events().iter().any(|e| matches!(e, Json::Null)) {
             return Err(LogFault::damaged(format!("a null record at line {}", self.line_number)));
         }
         let has_turn_end = decoded
+            .events()
             .iter()
             .any(|e| e.get("type").and_then(Json::as_str) == Some("turn/end"));
         if let Some(issue) = &self.issue {

@@ -15,20 +15,45 @@ fn row_tag(value: &Json) -> Option<&str> {
         .filter(|tag| matches!(*tag, "text-chunks" | "reasoning-chunks" | "tool-call-chunks"))
 }
 
-/// Whether a parsed line is a packed row (not an event itself).
-pub(crate) fn is_row(value: &Json) -> bool {
-    row_tag(value).is_some()
+/// What one parsed line stands for: one event (most lines), or a packed row's events.
+pub(crate) enum StorageRecord {
+    Event(Json),
+    Row(Vec<Json>),
 }
 
-/// Decodes one parsed line: a row expands to its members, anything else is one event as is.
-pub(crate) fn decode_storage_record(value: Json) -> Result<Vec<Json>, MalformedRow> {
+impl StorageRecord {
+    /// The events, in order.
+    pub(crate) fn events(&self) -> &[Json] {
+        match self {
+            StorageRecord::Event(event) => std::slice::from_ref(event),
+            StorageRecord::Row(events) => events,
+        }
+    }
+}
+
+impl IntoIterator for StorageRecord {
+    type Item = Json;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<Json>, std::vec::IntoIter<Json>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        let (event, row) = match self {
+            StorageRecord::Event(event) => (Some(event), Vec::new()),
+            StorageRecord::Row(events) => (None, events),
+        };
+        event.into_iter().chain(row)
+    }
+}
+
+/// Decodes one parsed line: a row expands to its members, anything else is one event as is
+/// (a line's one event is not put in a `Vec`: nearly every line is one).
+pub(crate) fn decode_storage_record(value: Json) -> Result<StorageRecord, MalformedRow> {
     let Some(tag) = row_tag(&value).map(str::to_owned) else {
-        return Ok(vec![value]);
+        return Ok(StorageRecord::Event(value));
     };
     let Json::Object(row) = value else {
-        return Ok(vec![value]);
+        return Ok(StorageRecord::Event(value));
     };
-    expand(&tag, &row)
+    expand(&tag, &row).map(StorageRecord::Row)
 }
 
 fn expand(tag: &str, row: &JsonObject) -> Result<Vec<Json>, MalformedRow> {
@@ -131,7 +156,8 @@ mod tests {
     use crate::json::ParseLimits;
 
     fn decode(line: &str) -> Result<Vec<Json>, MalformedRow> {
-        decode_storage_record(Json::parse(line, ParseLimits::default()).expect("json"))
+        let record = decode_storage_record(Json::parse(line, ParseLimits::default()).expect("json"))?;
+        Ok(record.into_iter().collect())
     }
 
     #[test]
