@@ -170,34 +170,19 @@ pub(super) fn envelopes(events: Vec<Json>, first: usize, printed: PrintedLines) 
         let Json::Object(object) = event else {
             return Err(invalid());
         };
-        let allowed = [
-            "type",
-            "seq",
-            "time",
-            "data",
-            "surfaceOp",
-            "sourceEventSeqs",
-            "ignorable",
-        ];
-        if !object.keys().all(|k| allowed.iter().any(|a| k == *a)) {
-            return Err(invalid());
-        }
-        let kind = object
-            .get("type")
-            .and_then(Json::as_str)
-            .ok_or_else(invalid)?
-            .to_owned();
-        let seq = object
-            .get("seq")
+        let members = EnvelopeMembers::of(&object).ok_or_else(invalid)?;
+        let kind = members.kind.and_then(Json::as_str).ok_or_else(invalid)?;
+        let seq = members
+            .seq
             .and_then(Json::as_f64)
             .filter(|n| is_safe_integer(*n) && *n >= 0.0)
             .ok_or_else(invalid)?;
-        let time = object
-            .get("time")
+        let time = members
+            .time
             .and_then(Json::as_f64)
             .filter(|n| is_safe_integer(*n))
             .ok_or_else(invalid)?;
-        if !object.contains_key("data") || object.get("ignorable").is_some_and(|v| !matches!(v, Json::Bool(true))) {
+        if !members.data || members.ignorable.is_some_and(|v| !matches!(v, Json::Bool(true))) {
             return Err(invalid());
         }
         if kind == "request/header" {
@@ -208,9 +193,38 @@ pub(super) fn envelopes(events: Vec<Json>, first: usize, printed: PrintedLines) 
                 "event at index {index} has seq {seq} (expected {index}); the log must be contiguous from 0"
             )));
         }
-        out.push(&object, seq as u64, time as i64, &kind);
+        out.push(&object, seq as u64, time as i64, kind);
     }
     Ok(out.finish())
+}
+
+/// The members of an event's envelope, found in one pass over its keys; `None` when it has
+/// a key an envelope may not have.
+#[derive(Default)]
+struct EnvelopeMembers<'a> {
+    kind: Option<&'a Json>,
+    seq: Option<&'a Json>,
+    time: Option<&'a Json>,
+    data: bool,
+    ignorable: Option<&'a Json>,
+}
+
+impl<'a> EnvelopeMembers<'a> {
+    fn of(object: &'a JsonObject) -> Option<EnvelopeMembers<'a>> {
+        let mut members = EnvelopeMembers::default();
+        for (key, value) in object.iter() {
+            match key.as_wtf8() {
+                b"type" => members.kind = Some(value),
+                b"seq" => members.seq = Some(value),
+                b"time" => members.time = Some(value),
+                b"data" => members.data = true,
+                b"ignorable" => members.ignorable = Some(value),
+                b"surfaceOp" | b"sourceEventSeqs" => {}
+                _ => return None,
+            }
+        }
+        Some(members)
+    }
 }
 
 fn request_header(event: &JsonObject, index: usize) -> Result<(), LogFault> {
