@@ -289,11 +289,7 @@ impl LoadJob {
     /// so is neither written nor checked as a helper's read is.
     pub fn read_ahead(&mut self, key: usize, bytes: &[u8]) -> Result<bool, Error> {
         let file = self.pending_deferred(key)?;
-        let agrees = file
-            .deferred
-            .as_ref()
-            .is_some_and(|d| bytes.len() as u64 == d.size && bytes.starts_with(&d.head));
-        if !agrees {
+        if file.deferred.as_ref().is_none_or(|d| d.check(bytes).is_err()) {
             return Ok(false);
         }
         let Ok(read) = transfer::read_ahead(&self.ticket_for(file), bytes) else {

@@ -67,6 +67,27 @@ pub struct Deferred {
     pub head: Vec<u8>,
 }
 
+impl Deferred {
+    /// Whether `bytes` are the entry the host declared: its size, and its first bytes when
+    /// they were asked for; `SESSION_LOAD_IO` when not (the file changed between listing and
+    /// reading).
+    pub fn check(&self, bytes: &[u8]) -> Result<(), Error> {
+        if bytes.len() as u64 != self.size {
+            let message = format!(
+                "the file has {} bytes, not the {} declared: it changed while it was loading",
+                bytes.len(),
+                self.size
+            );
+            return Err(Error::new(ErrorCode::LoadIo, message));
+        }
+        if !bytes.starts_with(&self.head) {
+            let message = "the file's first bytes changed while it was loading";
+            return Err(Error::new(ErrorCode::LoadIo, message));
+        }
+        Ok(())
+    }
+}
+
 /// What gathering must see of an entry (path as handed over) before its log is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -286,18 +307,7 @@ impl LogFile {
             return Err(Error::invalid_argument("this log's bytes are not deferred"));
         };
         let bytes = supplied?;
-        if bytes.len() as u64 != deferred.size {
-            let message = format!(
-                "the file has {} bytes, not the {} declared: it changed while it was loading",
-                bytes.len(),
-                deferred.size
-            );
-            return Err(Error::new(ErrorCode::LoadIo, message));
-        }
-        if !bytes.starts_with(&deferred.head) {
-            let message = "the file's first bytes changed while it was loading";
-            return Err(Error::new(ErrorCode::LoadIo, message));
-        }
+        deferred.check(&bytes)?;
         self.encoding = encoding_of_bytes(self.encoding, &bytes);
         self.bytes = bytes;
         Ok(())
