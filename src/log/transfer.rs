@@ -103,10 +103,9 @@ impl DecodeTicket {
 /// the read fails (the load then reads the log itself, and reports that failure).
 pub fn read_for_transfer(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Vec<u8>, Error> {
     let encoding = ticket.encoding_for(bytes);
-    let budget = LoadBudget::new(ticket.budget);
-    let framed = frame_log(bytes, encoding, &ticket.limits, &budget)?;
+    let (framed, budget) = frame_as(ticket, bytes)?;
     let header_line = framed.0.header_line.clone();
-    let log = FramedLog::decode_unpacked(framed, &ticket.limits)?;
+    let log = framed.decode_unpacked(&ticket.limits)?;
     let mut out = Writer(Vec::with_capacity(
         64 + header_line.len() + log.unpacked_bytes() + 48 * log.events.len(),
     ));
@@ -132,12 +131,18 @@ pub fn read_for_transfer(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Vec<u8>,
 /// Reads one log's `bytes` as `ticket` says, in the instance that keeps the load: what
 /// [`adopt`] would make of [`read_for_transfer`]'s bytes, without writing and checking them.
 pub fn read_ahead(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Adopted, Error> {
-    let budget = LoadBudget::new(ticket.budget);
-    let log = frame_log(bytes, ticket.encoding_for(bytes), &ticket.limits, &budget)?.decode_unpacked(&ticket.limits)?;
+    let (framed, budget) = frame_as(ticket, bytes)?;
     Ok(Adopted {
-        log,
+        log: framed.decode_unpacked(&ticket.limits)?,
         decompressed: budget.used(),
     })
+}
+
+/// The first half of a read as `ticket` says, and the budget it decompressed from.
+fn frame_as(ticket: &DecodeTicket, bytes: &[u8]) -> Result<(FramedLog, LoadBudget), Error> {
+    let budget = LoadBudget::new(ticket.budget);
+    let framed = frame_log(bytes, ticket.encoding_for(bytes), &ticket.limits, &budget)?;
+    Ok((framed, budget))
 }
 
 /// What a helper read, adopted: the log, and what its read decompressed.
