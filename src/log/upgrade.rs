@@ -101,7 +101,7 @@ fn type_of_object(object: &JsonObject) -> Option<&str> {
 }
 
 fn type_of(event: &Json) -> Option<&str> {
-    event.get("type").and_then(Json::as_str)
+    event.as_object().and_then(type_of_object)
 }
 
 fn seq_text(event: &Json) -> String {
