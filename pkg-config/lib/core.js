@@ -2,7 +2,7 @@
 // JSON text across the boundary, JS values out, coded errors only. An entry gives `createApi`
 // a function that returns the initialised raw module (or a Promise of it).
 
-import { ReadAhead, readerCount } from './readers.js';
+import { Prefetch, ReadAhead, readerCount } from './readers.js';
 import { SegmentBuilders, builderCount } from './segments.js';
 import {
   SessionArgumentError,
@@ -575,6 +575,13 @@ export function createApi(loadRaw, readers = null) {
       };
       for (const [i, entry] of entries.entries()) await this.#stage(handle, entry, `load inputs[${i}].bytes`, check);
       let ahead;
+      // Without helpers: each log's successor in the load's order, whose bytes are asked for
+      // while the load reads it.
+      let successors = new Map();
+      const prefetch = new Prefetch(
+        (entry) => bytesOf(entries[entry].bytes, `load inputs[${entry}].bytes`),
+        (entry) => isBlob(entries[entry].bytes),
+      );
       try {
         // Logs read ahead by helpers (or here, while one waits for a helper) count as read.
         const report = (progress) => {
@@ -594,7 +601,13 @@ export function createApi(loadRaw, readers = null) {
           if (progress.need === undefined) continue;
           const key = progress.need.entry;
           // Decided once, at the first log (null: read alone).
-          if (ahead === undefined) ahead = await this.#readAhead(handle, entries, requestedReaders, progress.bytesTotal);
+          if (ahead === undefined) {
+            ahead = await this.#readAhead(handle, entries, requestedReaders, progress.bytesTotal, prefetch);
+            if (ahead === null) {
+              const order = JSON.parse(guard(() => handle.loadAhead()));
+              successors = new Map(order.map((entry, at) => [entry, order[at + 1]]));
+            }
+          }
           let taken = { read: null };
           while (ahead !== null && (taken = await ahead.take(key)).pending) {
             report(progress);
@@ -603,17 +616,22 @@ export function createApi(loadRaw, readers = null) {
           }
           check();
           const { read } = taken;
-          if (!this.#supplyRead(handle, key, read)) await this.#supply(handle, key, entries[key], check);
+          if (!this.#supplyRead(handle, key, read)) {
+            const bytes = prefetch.take(key);
+            prefetch.start(successors.get(key));
+            await this.#supply(handle, key, bytes, check);
+          }
         }
       } finally {
         ahead?.close();
+        prefetch.clear();
       }
       check();
       return JSON.parse(guard(() => handle.loadCommit()));
     }
 
     /** Helpers reading the load's logs ahead of it, or null when it reads them alone. */
-    async #readAhead(handle, entries, requested, bytesTotal) {
+    async #readAhead(handle, entries, requested, bytesTotal, prefetch) {
       const count = readers === null ? 0 : readerCount(requested, bytesTotal, readers.cores());
       const helpers = spawnHelpers(count);
       if (helpers === null) return null;
@@ -634,6 +652,7 @@ export function createApi(loadRaw, readers = null) {
         bytes: (entry) => postable(entries[entry].bytes),
         size: (entry) => sizeOf(entries[entry].bytes),
         readHere,
+        prefetch,
       });
     }
 
@@ -664,12 +683,12 @@ export function createApi(loadRaw, readers = null) {
       }
     }
 
-    /** Reads the input the load has reached and hands it over; a failed read fails that log only. */
-    async #supply(handle, key, entry, check) {
+    /** Hands over the input the load has reached, once `read` gives its bytes; a failed read fails that log only. */
+    async #supply(handle, key, read, check) {
       let bytes;
       let failure;
       try {
-        bytes = await bytesOf(entry.bytes, `load inputs[${key}].bytes`);
+        bytes = await read;
       } catch (error) {
         failure = error;
       }

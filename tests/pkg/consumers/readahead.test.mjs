@@ -1,7 +1,8 @@
 // The installed package's read-ahead scheduler (lib/readers.js) with stand-in helpers: the load
 // takes every log in its order, helpers never hold more than their share and are given the
 // largest logs near the load first, a helper that fails leaves its logs to the load, logs read
-// ahead count as progress once, and the load's own thread never reads a large log ahead.
+// ahead count as progress once, the load's own thread never reads a large log ahead, and the
+// bytes of the logs it reads next are asked for before it needs them.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -10,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 
 // Not an export of the package: the file itself, as installed.
 const installed = dirname(createRequire(import.meta.url).resolve('dsh-session-search/package.json'));
-const { ReadAhead, helperOver, readerCount } = await import(pathToFileURL(join(installed, 'lib', 'readers.js')));
+const { Prefetch, ReadAhead, helperOver, readerCount } = await import(pathToFileURL(join(installed, 'lib', 'readers.js')));
 
 /** A helper whose reads resolve when `release()` is called, answering `read:<entry>` or null. */
 function standIn({ fails = false } = {}) {
@@ -37,8 +38,20 @@ function standIn({ fails = false } = {}) {
 const decode = (read) => (read === null ? null : new TextDecoder().decode(read));
 const pause = () => new Promise((resolve) => setImmediate(resolve));
 
-function schedule(helpers, sizes, readHere = (entry) => new TextEncoder().encode(`here:${entry}`)) {
+/** A Prefetch over stand-in inputs: `asked` lists the entries whose bytes were asked for. */
+function prefetchOf(asked, read = (entry) => Promise.resolve(new Uint8Array([entry]))) {
+  return new Prefetch(
+    (entry) => {
+      asked.push(entry);
+      return read(entry);
+    },
+    () => true,
+  );
+}
+
+function schedule(helpers, sizes, readHere = (entry) => new TextEncoder().encode(`here:${entry}`), read = undefined) {
   const hereReads = [];
+  const asked = [];
   const ahead = new ReadAhead({
     ahead: sizes.map((_, entry) => entry),
     helpers: helpers.map((h) => h.helper),
@@ -49,8 +62,9 @@ function schedule(helpers, sizes, readHere = (entry) => new TextEncoder().encode
       hereReads.push(entry);
       return readHere(entry, bytes);
     },
+    prefetch: prefetchOf(asked, read),
   });
-  return { ahead, hereReads };
+  return { ahead, hereReads, asked };
 }
 
 test('every log is taken in order, from a helper or read here while a helper still reads', async () => {
@@ -120,6 +134,60 @@ test('a helper is given the largest of the next eight logs, the first of equals'
   await pause();
   assert.deepEqual(helper.held(), [8, 9]);
   ahead.close();
+});
+
+test('the bytes of the logs the load reads next are asked for before it takes them', async () => {
+  const helper = standIn();
+  const big = 2 << 20;
+  const { ahead, asked, hereReads } = schedule([helper], [big, big, 10, big, 20, 30]);
+  await pause();
+  assert.deepEqual(helper.held(), [0, 1]);
+  // The next unclaimed logs (2, 3) and the next small one (2) are asked for, once.
+  assert.deepEqual(asked, [2, 3]);
+  assert.deepEqual(await ahead.take(0), { pending: true });
+  assert.deepEqual(hereReads, [2], 'read here from the bytes asked for');
+  assert.deepEqual(asked, [2, 3, 4], 'then the next small one');
+  ahead.close();
+});
+
+test('a log whose bytes cannot be read here is left to the load, which reports it; the others go on', async () => {
+  const slow = standIn();
+  const big = 2 << 20;
+  const gone = (entry) => (entry === 2 ? Promise.reject(new Error('gone')) : Promise.resolve(new Uint8Array([entry])));
+  const { ahead, hereReads } = schedule([slow], [big, big, 10, 20], undefined, gone);
+  await pause();
+  assert.deepEqual(await ahead.take(0), { pending: true });
+  assert.deepEqual(hereReads, [], 'entry 2 could not be read');
+  assert.deepEqual(await ahead.take(0), { pending: true });
+  assert.deepEqual(hereReads, [3], 'the next one is');
+  slow.release();
+  slow.release();
+  await pause();
+  assert.equal(decode((await ahead.take(0)).read), 'read:0');
+  assert.equal(decode((await ahead.take(1)).read), 'read:1');
+  assert.deepEqual(await ahead.take(2), { read: null }, 'the load reads entry 2 itself');
+  assert.equal(decode((await ahead.take(3)).read), 'here:3');
+  ahead.close();
+});
+
+test('a Prefetch hands over what it asked for once, asks again after, and forgets what is dropped', async () => {
+  const asked = [];
+  const failing = prefetchOf(asked, (entry) => (entry === 9 ? Promise.reject(new Error('gone')) : Promise.resolve(new Uint8Array([entry]))));
+  failing.start(1);
+  failing.start(1);
+  failing.start(9);
+  failing.start(undefined);
+  assert.deepEqual(asked, [1, 9], 'one read an entry, none for no entry');
+  assert.deepEqual(await failing.take(1), new Uint8Array([1]));
+  assert.deepEqual(await failing.take(1), new Uint8Array([1]));
+  assert.deepEqual(asked, [1, 9, 1], 'taken: asked again');
+  await assert.rejects(failing.take(9), /gone/, 'a failed read fails its taker');
+  failing.start(2);
+  failing.drop(2);
+  await failing.take(2);
+  assert.deepEqual(asked, [1, 9, 1, 2, 2], 'dropped: asked again');
+  const inMemory = new Prefetch(() => assert.fail('never read ahead'), () => false);
+  inMemory.start(0);
 });
 
 test('helpers start by default only for large loads, and one less than the cores', () => {
