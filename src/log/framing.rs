@@ -23,8 +23,15 @@ pub(crate) struct Framed {
 const ZSTD_MAGIC: u32 = 0xFD2F_B528;
 
 /// How many times its size a `.jsonl.zstd` log's lines are reserved at most before they are
-/// decoded (the bench's logs decode to about 3.5 times theirs; more only grows as it comes).
+/// decoded, when its frames declare what they hold (more only grows as it comes).
 const PLAUSIBLE_RATIO: u64 = 16;
+
+/// How many times its size a `.jsonl.zstd` log's lines are reserved at most when a frame does
+/// not declare what it holds, as DSH's never do: its blocks' bound is loose (the bench's logs
+/// decode to about 3.5 times their size, and to about 0.4 of their bound). Lines that grow by
+/// doubling instead cost a wasm instance a copy of the text at every step, about a twentieth
+/// of a first load in Node.
+const EXPECTED_RATIO: u64 = 4;
 
 /// The most one block can decode to (RFC 8878 §3.1.1.2.4).
 const BLOCK_SIZE_MAX: u64 = 128 * 1024;
@@ -123,11 +130,9 @@ pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits, budget: &LoadBudget)
         ));
     }
     let mut scanner = LineScanner::new(limits);
-    // What the frames declare they hold, which the allowance has just bounded, up to what a
-    // log of this size plausibly holds (JSON lines compress a few times): a file that
-    // declares more than it holds reserves no more than a few times its own size.
-    let plausible = scan.declared_total.min(PLAUSIBLE_RATIO * bytes.len() as u64);
-    scanner.printed.reserve(usize::try_from(plausible).unwrap_or(0));
+    scanner
+        .printed
+        .reserve(usize::try_from(scan.expected_lines(bytes.len())).unwrap_or(0));
     for frame in &scan.frames[1..] {
         scanner.write(&decode_frame(
             &bytes[frame.start..frame.end],
@@ -196,6 +201,23 @@ struct FrameScan {
     /// The sum of the content sizes the complete frames declare (frames that declare none
     /// count 0; a frame's output is checked against its declaration by the decoder).
     declared_total: u64,
+}
+
+impl FrameScan {
+    /// What the lines of the frames after the header frame are reserved before decoding:
+    /// what those frames declare, or can at most hold where one declares nothing, up to what
+    /// a file of `file_len` bytes plausibly holds (a file that declares more than it holds
+    /// reserves no more than a few times its own size).
+    fn expected_lines(&self, file_len: usize) -> u64 {
+        let events = self.frames.get(1..).unwrap_or_default();
+        let bound = events.iter().fold(0u64, |sum, frame| sum.saturating_add(frame.bound));
+        let ratio = if bound <= self.declared_total {
+            PLAUSIBLE_RATIO
+        } else {
+            EXPECTED_RATIO
+        };
+        bound.min(ratio.saturating_mul(file_len as u64))
+    }
 }
 
 /// Locates complete frames structurally, without decompressing.
@@ -761,6 +783,33 @@ mod tests {
                 assert!(expected.is_none_or(|expected| plain.starts_with(&expected)));
             }
         }
+    }
+
+    /// Lines are reserved what the frames declare, up to sixteen times the file; where a
+    /// frame declares nothing, what its blocks can hold, up to four times the file.
+    #[test]
+    fn the_lines_reserved_follow_declared_sizes_or_else_a_plausible_ratio() {
+        let header = compressed(b"{\"type\":\"session\"}\n", true);
+        let text = b"{\"seq\":1,\"data\":\"abcabcabc\"}\n".repeat(20_000);
+        for declare_size in [true, false] {
+            let file = [header.clone(), compressed(&text, declare_size)].concat();
+            let scan = scan_frames(&file).expect("scans");
+            let expected = scan.expected_lines(file.len());
+            if declare_size {
+                assert_eq!(expected, (16 * file.len() as u64).min(text.len() as u64));
+            } else {
+                assert!(scan.frames[1].bound > 4 * file.len() as u64, "a loose bound");
+                assert_eq!(expected, 4 * file.len() as u64);
+            }
+        }
+        let mixed = [header.clone(), compressed(&mixed_plaintext(), false)].concat();
+        let scan = scan_frames(&mixed).expect("scans");
+        assert_eq!(
+            scan.expected_lines(mixed.len()),
+            scan.frames[1].bound.min(4 * mixed.len() as u64)
+        );
+        let alone = scan_frames(&header).expect("scans");
+        assert_eq!(alone.expected_lines(header.len()), 0, "no frame after the header");
     }
 
     #[test]
