@@ -262,7 +262,7 @@ impl LoadJob {
     /// budget spent), and the log's bytes must be supplied instead ([`LoadJob::supply`]), so
     /// that the load reads it itself and reports any failure as it always does. Fails,
     /// changing nothing, when `key` is not the entry needed.
-    pub fn supply_read(&mut self, key: usize, read: &[u8]) -> Result<bool, Error> {
+    pub fn supply_read(&mut self, key: usize, read: Vec<u8>) -> Result<bool, Error> {
         self.check_needed(key)?;
         let Some(file) = self.pending.as_slice().first() else {
             return Ok(false);

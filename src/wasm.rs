@@ -147,7 +147,7 @@ impl WasmArchive {
     /// Supplies the entry a step's `need` named as a helper read it (`readLogForTransfer`);
     /// `false`: refused, supply its bytes with `loadSupply` instead.
     #[wasm_bindgen(js_name = loadSupplyRead)]
-    pub fn load_supply_read(&mut self, entry: usize, read: &[u8]) -> Result<bool, JsValue> {
+    pub fn load_supply_read(&mut self, entry: usize, read: Vec<u8>) -> Result<bool, JsValue> {
         let taken = self.archive.supply_read_entry(entry, read)?;
         keep_headroom();
         Ok(taken)

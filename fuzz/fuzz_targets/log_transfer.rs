@@ -49,17 +49,17 @@ fuzz_target!(|data: &[u8]| {
         head: &data[..data.len().min(4)],
         ticket: &ticket,
     };
-    let _ = adopt(data, &expected);
+    let _ = adopt(data.to_vec(), &expected);
     let Ok(written) = read_for_transfer(&ticket, data) else {
         return;
     };
-    let adopted = adopt(&written, &expected).expect("what a read wrote is adopted");
+    let adopted = adopt(written.clone(), &expected).expect("what a read wrote is adopted");
     let direct = read_log(data, Encoding::Raw, &ticket.limits).expect("what read for transfer reads alone");
     assert_eq!(reads(&adopted.log), reads(&direct));
     // A cut or altered copy is refused or adopted, never a panic.
     let at = data.first().map_or(0, |&b| usize::from(b) * 31) % written.len();
-    let _ = adopt(&written[..at], &expected);
+    let _ = adopt(written[..at].to_vec(), &expected);
     let mut altered = written;
     altered[at] ^= data.last().copied().unwrap_or(1) | 1;
-    let _ = adopt(&altered, &expected);
+    let _ = adopt(altered, &expected);
 });

@@ -157,7 +157,7 @@ impl Archive {
     /// the next step takes it as read, `false` when it is refused and its bytes must be
     /// supplied instead ([`Archive::supply_entry`]; the load then reads it and reports any
     /// failure itself). Fails, changing nothing, for any other entry.
-    pub fn supply_read_entry(&mut self, entry: usize, read: &[u8]) -> Result<bool, Error> {
+    pub fn supply_read_entry(&mut self, entry: usize, read: Vec<u8>) -> Result<bool, Error> {
         self.loading()?.supply_read(entry, read)
     }
 
@@ -475,7 +475,7 @@ mod tests {
             assert_eq!(ahead.first(), Some(&entry), "the needed log leads those ahead");
             ahead_at_first.get_or_insert(ahead);
             let read = helper_read(archive, entry, &entries[entry].1);
-            if read.is_some_and(|read| archive.supply_read_entry(entry, &read).expect("offered")) {
+            if read.is_some_and(|read| archive.supply_read_entry(entry, read).expect("offered")) {
                 taken.push(entry);
             } else {
                 archive.supply_entry(entry, entries[entry].1.clone()).expect("supplies");
@@ -540,12 +540,9 @@ mod tests {
         let need = first.need.expect("a log to supply").entry;
         let other = archive.entries_ahead().expect("ahead")[1];
         let read = helper_read(&mut archive, other, &entries[other].1).expect("reads");
-        assert_eq!(archive.supply_read_entry(need, &read).ok(), Some(false));
+        assert_eq!(archive.supply_read_entry(need, read.clone()).ok(), Some(false));
         assert_eq!(
-            archive
-                .supply_read_entry(other, &read)
-                .expect_err("not needed now")
-                .code,
+            archive.supply_read_entry(other, read).expect_err("not needed now").code,
             ErrorCode::InvalidArgument
         );
         // Refusals leave the need in place: a step still waits for it.

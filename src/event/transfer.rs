@@ -1,8 +1,9 @@
 //! Events as bytes, to move a decoded log from one wasm instance to another: one instance
 //! (a helper decoding logs in parallel) writes its events' shared text and their envelopes,
-//! and the instance that keeps the corpus adopts them with a copy and a UTF-8 check instead
-//! of parsing and validating every line again. Reading checks every length, offset and tag,
-//! so bytes that were not written here fail instead of panicking.
+//! and the instance that keeps the corpus adopts them: the text after a UTF-8 check, as the
+//! events' arena, and the envelopes instead of parsing and validating every line again.
+//! Reading checks every length, offset and tag, so bytes that were not written here fail
+//! instead of panicking.
 
 use super::{Arena, ConversationMessage, Event, Kind, Role, SurfaceMarks};
 use crate::log::KNOWN_EVENT_TYPES;
@@ -71,26 +72,27 @@ impl<'a> Reader<'a> {
 /// The tag of a `type` that is not one of DSH's own (its text follows).
 const OTHER_KIND: u8 = u8::MAX;
 
-/// Writes `events`, which must share one plain arena (as a log's events do before packing);
-/// `false`, writing nothing, when they do not.
-pub(crate) fn write_events(events: &[Event], out: &mut Writer) -> bool {
+/// The text `events` share, when they share one plain arena (as a log's events do before
+/// packing): what [`read_events`] is given back with their envelopes.
+pub(crate) fn shared_text(events: &[Event]) -> Option<&str> {
     let Some(first) = events.first() else {
-        out.bytes(b"");
-        out.u64(0);
-        return true;
+        return Some("");
     };
     let Arena::Plain(text) = &*first.arena else {
-        return false;
+        return None;
     };
-    if !events.iter().all(|e| Arc::ptr_eq(&e.arena, &first.arena)) {
-        return false;
-    }
-    out.bytes(text.as_bytes());
+    events
+        .iter()
+        .all(|e| Arc::ptr_eq(&e.arena, &first.arena))
+        .then_some(text)
+}
+
+/// Writes the envelopes of `events`, which share the text [`shared_text`] gives.
+pub(crate) fn write_events(events: &[Event], out: &mut Writer) {
     out.u64(events.len() as u64);
     for event in events {
         write_event(event, out);
     }
-    true
 }
 
 fn write_event(event: &Event, out: &mut Writer) {
@@ -115,25 +117,28 @@ fn write_event(event: &Event, out: &mut Writer) {
     out.u32(event.marks.0);
 }
 
-/// Reads events written by [`write_events`], sharing one new arena.
-pub(crate) fn read_events(input: &mut Reader) -> Option<Vec<Event>> {
-    let text = input.str()?;
+/// Reads events written by [`write_events`], sharing `text` (what [`shared_text`] gave) as
+/// their new arena.
+pub(crate) fn read_events(input: &mut Reader, text: Box<str>) -> Option<Vec<Event>> {
     let count = input.usize()?;
     // Each event takes at least 38 bytes: a count the input cannot hold is refused up front.
     if count > input.0.len() / 38 {
         return None;
     }
-    let arena = Arc::new(Arena::Plain(text.into()));
+    let arena = Arc::new(Arena::Plain(text));
     let mut events = Vec::with_capacity(count);
     for _ in 0..count {
-        events.push(read_event(input, text, &arena)?);
+        events.push(read_event(input, &arena)?);
     }
     Some(events)
 }
 
-fn read_event(input: &mut Reader, text: &str, arena: &Arc<Arena>) -> Option<Event> {
+fn read_event(input: &mut Reader, arena: &Arc<Arena>) -> Option<Event> {
     let (start, end) = (input.usize()?, input.usize()?);
     // The range must be a whole slice of the text, as `Event::text` slices it.
+    let Arena::Plain(text) = &**arena else {
+        return None;
+    };
     text.get(start..end)?;
     let seq = input.u64()?;
     let time = input.u64()? as i64;

@@ -4,21 +4,25 @@
 //! the header instead of reading every line again.
 //!
 //! A helper is told how to read a log by a [`DecodeTicket`] (encoding, limits, the load's
-//! budget left) and says what it read: the file's size and first bytes (checked against what
-//! was declared), what it decompressed (spent from the load's budget when the log is
-//! adopted), the header line and the events. Adoption refuses anything it cannot check; the
-//! load then reads that log itself, so failures are always reported as a serial read reports
-//! them.
+//! budget left) and says what it read: the events' text first (so the instance that adopts
+//! the read keeps the bytes it is handed as that text, without a copy), then the file's size
+//! and first bytes (checked against what was declared), what it decompressed (spent from the
+//! load's budget when the log is adopted), the header line and the events' envelopes, and last
+//! the text's length. Adoption refuses anything it cannot check; the load then reads that log
+//! itself, so failures are always reported as a serial read reports them.
 
 use super::{Encoding, FramedLog, LogFault, ReadLimits, SessionLog, frame_log, header};
 use crate::archive::HEAD_BYTES;
 use crate::archive::budget::LoadBudget;
 use crate::error::{Error, ErrorCode};
-use crate::event::transfer::{Reader, Writer, read_events, write_events};
+use crate::event::transfer::{Reader, Writer, read_events, shared_text, write_events};
 use crate::fold::fold_surface;
 
-/// The first bytes of a read log's bytes: the format and its version.
-const MAGIC: &[u8; 8] = b"dshlog\x00\x01";
+/// The last bytes of a read log's bytes: the format and its version.
+const MAGIC: &[u8; 8] = b"dshlog\x00\x02";
+
+/// What follows the rest of a read log's bytes: the text's length (a `u64`) and [`MAGIC`].
+const TRAILER_BYTES: usize = 8 + MAGIC.len();
 
 /// How a helper reads one log of a load: as the load itself would.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,10 +110,18 @@ pub fn read_for_transfer(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Vec<u8>,
     let (framed, budget) = frame_as(ticket, bytes)?;
     let header_line = framed.0.header_line.clone();
     let log = framed.decode_unpacked(&ticket.limits)?;
+    // A read log's events share one plain arena; were that to change, the load would read
+    // such logs itself.
+    let Some(text) = shared_text(&log.events) else {
+        return Err(Error::new(
+            ErrorCode::LoadCorrupt,
+            "the log's events could not be written",
+        ));
+    };
     let mut out = Writer(Vec::with_capacity(
-        64 + header_line.len() + log.unpacked_bytes() + 48 * log.events.len(),
+        text.len() + 64 + header_line.len() + 48 * log.events.len() + TRAILER_BYTES,
     ));
-    out.0.extend_from_slice(MAGIC);
+    out.0.extend_from_slice(text.as_bytes());
     out.u64(bytes.len() as u64);
     out.bytes(&bytes[..bytes.len().min(HEAD_BYTES)]);
     out.u8(encoding_tag(encoding));
@@ -117,14 +129,9 @@ pub fn read_for_transfer(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Vec<u8>,
     out.bytes(&header_line);
     out.u64(log.synthetic_closers as u64);
     out.u64(log.torn_bytes);
-    // A read log's events share one plain arena; were that to change, the load would read
-    // such logs itself.
-    if !write_events(&log.events, &mut out) {
-        return Err(Error::new(
-            ErrorCode::LoadCorrupt,
-            "the log's events could not be written",
-        ));
-    }
+    write_events(&log.events, &mut out);
+    out.u64(text.len() as u64);
+    out.0.extend_from_slice(MAGIC);
     Ok(out.0)
 }
 
@@ -165,13 +172,15 @@ pub struct Expected<'a> {
     pub ticket: &'a DecodeTicket,
 }
 
-/// Adopts what [`read_for_transfer`] wrote for a log the load `expected`; `None` when the
-/// bytes are not such a read of such a file (the load then reads the file itself).
-pub fn adopt(bytes: &[u8], expected: &Expected) -> Option<Adopted> {
-    let mut input = Reader(bytes);
-    if input.take(MAGIC.len())? != MAGIC {
-        return None;
-    }
+/// Adopts what [`read_for_transfer`] wrote for a log the load `expected`, keeping `bytes`
+/// as the events' text; `None` when they are not such a read of such a file (the load then
+/// reads the file itself).
+pub fn adopt(mut bytes: Vec<u8>, expected: &Expected) -> Option<Adopted> {
+    let text_len = text_len(&bytes)?;
+    // What follows the text is small (some forty bytes an event): copied, so that the text
+    // can keep the bytes.
+    let fields = bytes[text_len..bytes.len() - TRAILER_BYTES].to_vec();
+    let mut input = Reader(&fields);
     let size = input.u64()?;
     let head = input.bytes()?;
     let encoding = encoding_of_tag(input.u8()?)?;
@@ -186,7 +195,9 @@ pub fn adopt(bytes: &[u8], expected: &Expected) -> Option<Adopted> {
     let header_line = input.bytes()?;
     let synthetic_closers = input.usize()?;
     let torn_bytes = input.u64()?;
-    let events = read_events(&mut input)?;
+    bytes.truncate(text_len);
+    let text = String::from_utf8(bytes).ok()?.into_boxed_str();
+    let events = read_events(&mut input, text)?;
     if !input.0.is_empty() || synthetic_closers > events.len() {
         return None;
     }
@@ -200,6 +211,15 @@ pub fn adopt(bytes: &[u8], expected: &Expected) -> Option<Adopted> {
         surface,
     };
     Some(Adopted { log, decompressed })
+}
+
+/// The length of the text a read log's `bytes` start with, when they end as
+/// [`read_for_transfer`] ends them.
+fn text_len(bytes: &[u8]) -> Option<usize> {
+    let rest = bytes.strip_suffix(MAGIC)?;
+    let (rest, len) = rest.split_last_chunk::<8>()?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+    (len <= rest.len()).then_some(len)
 }
 
 fn adopted_header(line: &[u8], limits: &ReadLimits) -> Result<super::SessionHeader, LogFault> {
@@ -269,7 +289,10 @@ mod tests {
         let text = format!("{LOG}{{\"seq\":");
         let bytes = text.as_bytes();
         let written = read_for_transfer(&ticket, bytes).expect("the log reads");
-        let adopted = adopt(&written, &expected(bytes, &ticket)).expect("adopted");
+        let at = written.as_ptr();
+        let adopted = adopt(written, &expected(bytes, &ticket)).expect("adopted");
+        // The bytes handed over are the text (the first event's line starts it), not a copy.
+        assert_eq!(adopted.log.events[0].text().as_ptr(), at);
         let direct = read_log(bytes, Encoding::Raw, &ReadLimits::default()).expect("the log reads");
         assert!(direct.torn_bytes > 0);
         assert_eq!(reads(&adopted.log), reads(&direct));
@@ -284,7 +307,7 @@ mod tests {
             ..ticket()
         };
         let written = read_for_transfer(&ticket, &bytes).expect("read as zstd by its magic");
-        let adopted = adopt(&written, &expected(&bytes, &ticket)).expect("adopted");
+        let adopted = adopt(written, &expected(&bytes, &ticket)).expect("adopted");
         assert_eq!(adopted.decompressed, LOG.len() as u64);
         let tight = DecodeTicket { budget: 10, ..ticket };
         let error = read_for_transfer(&tight, &bytes).expect_err("over the budget");
@@ -310,20 +333,23 @@ mod tests {
             size: bytes.len() as u64 + 1,
             ..expected(bytes, &ticket)
         };
-        assert!(adopt(&written, &other_size).is_none());
+        assert!(adopt(written.clone(), &other_size).is_none());
         let other_head = Expected {
             head: b"{\"x",
             ..expected(bytes, &ticket)
         };
-        assert!(adopt(&written, &other_head).is_none());
+        assert!(adopt(written.clone(), &other_head).is_none());
         // Every truncation and every flipped byte is refused or adopted, never a panic.
         for end in 0..written.len() {
-            assert!(adopt(&written[..end], &expected(bytes, &ticket)).is_none(), "{end}");
+            assert!(
+                adopt(written[..end].to_vec(), &expected(bytes, &ticket)).is_none(),
+                "{end}"
+            );
         }
         for at in (0..written.len()).step_by(7) {
             let mut altered = written.clone();
             altered[at] ^= 0xA5;
-            let _ = adopt(&altered, &expected(bytes, &ticket));
+            let _ = adopt(altered, &expected(bytes, &ticket));
         }
     }
 
