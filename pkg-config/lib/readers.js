@@ -28,7 +28,7 @@ const HELPER_WINDOW = 8;
  * file's) arrive asynchronously, 1-10 ms a log in Chromium; asked for before the load's next
  * step, which holds this thread for one log's read, they are there when it ends. Over the 100k
  * bench corpus in Chromium, this thread's waits for bytes fell from 61-106 ms to 9-23 ms a
- * load (timelines of four loads with, four without), at 1M from 0.59 s to 0.01 s (one each).
+ * load (timelines of four loads with, four without), at 1M from 0.76 s to 0.02 s (one each).
  */
 const PREFETCH_LOGS = 2;
 
