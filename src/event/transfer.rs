@@ -126,19 +126,20 @@ pub(crate) fn read_events(input: &mut Reader, text: Box<str>) -> Option<Vec<Even
         return None;
     }
     let arena = Arc::new(Arena::Plain(text));
+    // The arena was just made plain: its text is looked at once, not once an event.
+    let Arena::Plain(text) = &*arena else {
+        return None;
+    };
     let mut events = Vec::with_capacity(count);
     for _ in 0..count {
-        events.push(read_event(input, &arena)?);
+        events.push(read_event(input, text, &arena)?);
     }
     Some(events)
 }
 
-fn read_event(input: &mut Reader, arena: &Arc<Arena>) -> Option<Event> {
+fn read_event(input: &mut Reader, text: &str, arena: &Arc<Arena>) -> Option<Event> {
     let (start, end) = (input.usize()?, input.usize()?);
     // The range must be a whole slice of the text, as `Event::text` slices it.
-    let Arena::Plain(text) = &**arena else {
-        return None;
-    };
     text.get(start..end)?;
     let seq = input.u64()?;
     let time = input.u64()? as i64;
