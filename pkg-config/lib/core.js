@@ -602,11 +602,9 @@ export function createApi(loadRaw, readers = null) {
           const key = progress.need.entry;
           // Decided once, at the first log (null: read alone).
           if (ahead === undefined) {
-            ahead = await this.#readAhead(handle, entries, requestedReaders, progress.bytesTotal, prefetch);
-            if (ahead === null) {
-              const order = JSON.parse(guard(() => handle.loadAhead()));
-              successors = new Map(order.map((entry, at) => [entry, order[at + 1]]));
-            }
+            const order = JSON.parse(guard(() => handle.loadAhead()));
+            ahead = await this.#readAhead(handle, entries, order, requestedReaders, progress.bytesTotal, prefetch);
+            if (ahead === null) successors = new Map(order.map((entry, at) => [entry, order[at + 1]]));
           }
           let taken = { read: null };
           while (ahead !== null && (taken = await ahead.take(key)).pending) {
@@ -630,8 +628,8 @@ export function createApi(loadRaw, readers = null) {
       return JSON.parse(guard(() => handle.loadCommit()));
     }
 
-    /** Helpers reading the load's logs ahead of it, or null when it reads them alone. */
-    async #readAhead(handle, entries, requested, bytesTotal, prefetch) {
+    /** Helpers reading the load's logs (`order`, its entries yet to read) ahead of it, or null when it reads them alone. */
+    async #readAhead(handle, entries, order, requested, bytesTotal, prefetch) {
       const count = readers === null ? 0 : readerCount(requested, bytesTotal, readers.cores());
       const helpers = spawnHelpers(count);
       if (helpers === null) return null;
@@ -646,7 +644,7 @@ export function createApi(loadRaw, readers = null) {
         }
       };
       return new ReadAhead({
-        ahead: JSON.parse(guard(() => handle.loadAhead())),
+        ahead: order,
         helpers,
         ticket: (entry) => guard(() => handle.loadTicket(entry)),
         bytes: (entry) => postable(entries[entry].bytes),
