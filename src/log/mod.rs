@@ -80,10 +80,10 @@ impl ReadLimits {
 }
 
 /// A line's text as DSH's reader decodes it: invalid UTF-8 becomes U+FFFD. A valid line (all
-/// but damaged ones) is borrowed after the standard check, which walks ASCII a word at a time;
-/// only a damaged line pays for the lossy decoder's byte-at-a-time walk.
+/// but damaged ones) is borrowed after a SIMD check; only a damaged line pays for the lossy
+/// decoder's byte-at-a-time walk.
 pub(crate) fn line_text(line: &[u8]) -> std::borrow::Cow<'_, str> {
-    match std::str::from_utf8(line) {
+    match simdutf8::basic::from_utf8(line) {
         Ok(text) => std::borrow::Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(line),
     }

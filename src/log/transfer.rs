@@ -196,7 +196,7 @@ pub fn adopt(mut bytes: Vec<u8>, expected: &Expected) -> Option<Adopted> {
     let synthetic_closers = input.usize()?;
     let torn_bytes = input.u64()?;
     bytes.truncate(text_len);
-    let text = String::from_utf8(bytes).ok()?.into_boxed_str();
+    let text = utf8_text(bytes)?;
     let events = read_events(&mut input, text)?;
     if !input.0.is_empty() || synthetic_closers > events.len() {
         return None;
@@ -211,6 +211,16 @@ pub fn adopt(mut bytes: Vec<u8>, expected: &Expected) -> Option<Adopted> {
         surface,
     };
     Some(Adopted { log, decompressed })
+}
+
+/// `bytes` as text, if they are UTF-8: the whole text of a log a helper read, checked with
+/// SIMD (std's check walks four bytes at a time in wasm32, and this text is most of what a
+/// load adopts from its helpers).
+#[allow(unsafe_code)]
+fn utf8_text(bytes: Vec<u8>) -> Option<Box<str>> {
+    simdutf8::basic::from_utf8(&bytes).ok()?;
+    // SAFETY: the line above found `bytes` to be UTF-8.
+    Some(unsafe { String::from_utf8_unchecked(bytes) }.into_boxed_str())
 }
 
 /// The length of the text a read log's `bytes` start with, when they end as

@@ -3,6 +3,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use crate::zstd_frame;
+use dsh_session_search::json::{Json, ParseLimits};
 use dsh_session_search::wasm::{WasmArchive, call_static_method, methods};
 use js_sys::Uint8Array;
 use wasm_bindgen::JsCast;
@@ -392,4 +393,33 @@ fn long_session_log() -> Vec<u8> {
 
 fn call_prepare(archive: &mut WasmArchive, params: &str, collect_spills: bool) -> serde_json::Value {
     serde_json::from_str(&archive.prepare(params, collect_spills).expect("prepares")).expect("JSON")
+}
+
+/// A JSON string ends and escapes where it should whichever byte of a vector, a word or the
+/// tail holds the quote, backslash or control character: the parser looks sixteen bytes at a
+/// time with wasm SIMD, then eight, then one by one.
+#[wasm_bindgen_test]
+fn strings_parse_with_an_escape_at_every_offset() {
+    // Each as written in a string, and as `JSON.stringify` writes what it decodes to.
+    let specials = [
+        ("\\\"", "\\\""),
+        ("\\\\", "\\\\"),
+        ("\\n", "\\n"),
+        ("\\u00e9", "é"),
+        ("\\ud83d", "\\ud83d"),
+        ("é", "é"),
+        ("\u{1F600}", "\u{1F600}"),
+    ];
+    for len in 0..40 {
+        for at in 0..=len {
+            let (before, after) = ("a".repeat(at), "b".repeat(len - at));
+            for (written, printed) in specials {
+                let text = format!("\"{before}{written}{after}\"");
+                let parsed = Json::parse(&text, ParseLimits::default()).expect("a valid string");
+                assert_eq!(parsed.to_js_string(), format!("\"{before}{printed}{after}\""), "{text}");
+            }
+            let raw = format!("\"{before}\u{1}{after}\"");
+            assert!(Json::parse(&raw, ParseLimits::default()).is_err(), "{raw:?}");
+        }
+    }
 }
