@@ -407,6 +407,19 @@ impl Event {
         }
     }
 
+    /// Whether the `surfaceOp` value is printed as `printed` (a string, number or literal, as
+    /// `JSON.stringify` writes it), looked at where its printing noted it: the fold asks this
+    /// of nearly every event, for `"append"`, and a parse of the value allocated it only to
+    /// compare it. `false` also when the value's place was not noted (a scan finds that).
+    pub fn surface_op_is(&self, printed: &str) -> bool {
+        let Some(Some(at)) = self.marks.op_at(self.end - self.start) else {
+            return false;
+        };
+        let text = self.text();
+        let after = text.get(at..).and_then(|rest| rest.strip_prefix(printed));
+        matches!(after.and_then(|rest| rest.bytes().next()), Some(b',' | b'}'))
+    }
+
     /// The raw `sourceEventSeqs`, if any (parsed where its printing noted it).
     pub fn source_event_seqs(&self) -> Option<Json> {
         match self.marks.sources_at(self.end - self.start)? {
@@ -573,6 +586,9 @@ mod tests {
             let text = event.text().chars().take(80).collect::<String>();
             assert_eq!(event.surface_op(), event.member("surfaceOp"), "{text}");
             assert_eq!(event.source_event_seqs(), event.member("sourceEventSeqs"), "{text}");
+            let append = event.member("surfaceOp") == Some(Json::str("append"));
+            let noted = matches!(event.marks.op_at(event.end - event.start), Some(Some(_)));
+            assert_eq!(event.surface_op_is("\"append\""), append && noted, "{text}");
         }
     }
 
@@ -592,6 +608,8 @@ mod tests {
             ),
             format!(r#"{{"type":"a","seq":3,"time":1,"data":{{}},"sourceEventSeqs":[{many}],"surfaceOp":"append"}}"#),
             r#"{"type":"a","seq":4,"time":1,"data":{"sourceEventSeqs":[9]},"sourceEventSeqs":[]}"#.to_owned(),
+            r#"{"type":"a","seq":5,"time":1,"data":{},"surfaceOp":"appendix"}"#.to_owned(),
+            r#"{"type":"a","seq":6,"time":1,"surfaceOp":"append","data":{}}"#.to_owned(),
         ];
         let mut lines = super::PrintedLines::default();
         for text in &texts {

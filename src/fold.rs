@@ -117,6 +117,9 @@ fn surface_op_of(event: &Event) -> Result<Option<Op>, Error> {
         }
         return Ok(None);
     }
+    if event.surface_op_is("\"append\"") {
+        return Ok(Some(Op::Append));
+    }
     match event.surface_op() {
         None => Err(invalid(format!(
             "session event {kind:?} is surface-eligible and requires a surfaceOp marker"
