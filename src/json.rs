@@ -1085,15 +1085,20 @@ impl Parser<'_> {
             }
             p.at - from
         };
-        if self.bytes.get(self.at) == Some(&b'-') {
+        let negative = self.bytes.get(self.at) == Some(&b'-');
+        if negative {
             self.at += 1;
         }
+        let integer_start = self.at;
         match self.bytes.get(self.at) {
             Some(b'0') => self.at += 1,
             Some(b'1'..=b'9') => {
                 digits(self);
             }
             _ => return self.fail(),
+        }
+        if let Some(n) = self.small_integer(integer_start, negative) {
+            return Ok(Json::Number(n));
         }
         if self.bytes.get(self.at) == Some(&b'.') {
             self.at += 1;
@@ -1117,6 +1122,23 @@ impl Parser<'_> {
             self.printed = number_is_printed(text, n);
         }
         Ok(Json::Number(n))
+    }
+
+    /// The number whose integer digits are `bytes[start..self.at]`, when nothing follows them
+    /// and they are at most 15 (exact in an `f64`): most numbers of a log (seq, time, turn,
+    /// step), which then need neither the float parser nor a check of their spelling beyond
+    /// `-0`, which `JSON.stringify` prints as `0`.
+    fn small_integer(&mut self, start: usize, negative: bool) -> Option<f64> {
+        let digits = self.bytes.get(start..self.at)?;
+        if digits.len() > 15 || matches!(self.bytes.get(self.at), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        let n = digits.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')) as f64;
+        if negative {
+            self.printed &= n != 0.0;
+            return Some(-n);
+        }
+        Some(n)
     }
 
     fn string(&mut self) -> Result<JsString, ParseError> {
@@ -1653,9 +1675,20 @@ mod tests {
             ("1.5e-7", "1.5e-7"),
             ("123456789012345680000", "123456789012345680000"),
             ("1e400", "null"),
+            ("-17", "-17"),
+            ("123456789012345", "123456789012345"),
+            ("1234567890123456", "1234567890123456"),
+            ("9007199254740993", "9007199254740992"),
         ] {
             assert_eq!(parse(input).to_js_string(), expected, "{input}");
         }
+        // `JSON.parse("-0")` is negative zero, read without the float parser as other integers.
+        assert!(parse("-0").as_f64().is_some_and(|n| n == 0.0 && n.is_sign_negative()));
+        assert!(
+            parse("[0]")
+                .as_array()
+                .is_some_and(|a| a[0].as_f64().is_some_and(f64::is_sign_positive))
+        );
     }
 
     #[test]
