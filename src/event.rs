@@ -277,6 +277,12 @@ impl PrintedLines {
         self.text.truncate(end);
     }
 
+    /// The line of event `index`, when it is its printed text.
+    pub(crate) fn line(&self, index: usize) -> Option<&str> {
+        let (start, end, _) = (*self.spans.get(index)?)?;
+        self.text.get(start..end)
+    }
+
     /// Forgets the line of event `index`: its object was rewritten after it was read.
     pub(crate) fn forget(&mut self, index: usize) {
         if let Some(span) = self.spans.get_mut(index) {
@@ -594,7 +600,7 @@ mod tests {
 
     #[test]
     fn the_surface_members_noted_in_parsing_are_those_the_text_holds_near_the_end_or_far() {
-        use crate::json::{ParseLimits, Vocabulary};
+        use crate::json::{Elide, ParseLimits, Vocabulary};
         let long = "x".repeat(70_000);
         let many: Vec<String> = (0..9_000).map(|seq| seq.to_string()).collect();
         let many = many.join(",");
@@ -614,9 +620,15 @@ mod tests {
         let mut lines = super::PrintedLines::default();
         for text in &texts {
             let keys = [super::SURFACE_OP, super::SOURCE_EVENT_SEQS];
-            let parsed =
-                Json::parse_noting_printed(text, ParseLimits::default(), usize::MAX, &keys, &Vocabulary::EMPTY)
-                    .expect("valid JSON");
+            let parsed = Json::parse_noting_printed(
+                text,
+                ParseLimits::default(),
+                usize::MAX,
+                &keys,
+                &Vocabulary::EMPTY,
+                Elide::NONE,
+            )
+            .expect("valid JSON");
             assert!(parsed.printed, "{text:.60}");
             let [surface_op, sources] = parsed.noted_at;
             lines.push(Some(super::Printed {

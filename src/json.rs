@@ -42,6 +42,10 @@ pub enum JsString {
     /// A well-formed string of a parse's [`Vocabulary`]: a log repeats its keys and type names
     /// on every line, and sharing them spares an allocation and a free for each.
     Known(&'static str),
+    /// A string a parse checked but did not keep ([`Elide`]), by its length in WTF-8 bytes:
+    /// its bytes read as empty, and printing it is a bug (the log reader parses again, in
+    /// full, every line whose value it may print).
+    Elided(usize),
 }
 
 impl PartialEq for JsString {
@@ -140,6 +144,20 @@ impl Vocabulary {
     }
 }
 
+/// Which strings a parse checks but does not keep ([`JsString::Elided`]): the string values
+/// of members named one of `keys`. A reader that holds the text it parsed, and needs of such a
+/// string only its length, is spared decoding, copying, allocating and freeing it.
+#[derive(Clone, Copy, Debug)]
+pub struct Elide {
+    /// The member names whose string values are elided.
+    pub keys: &'static [&'static str],
+}
+
+impl Elide {
+    /// Nothing elided: every string is kept.
+    pub const NONE: Elide = Elide { keys: &[] };
+}
+
 /// A string's first slot: its length and three of its bytes, mixed (cheap, and spread enough
 /// for a few hundred short words).
 const fn vocabulary_slot(bytes: &[u8]) -> usize {
@@ -236,16 +254,26 @@ impl JsString {
         match self {
             JsString::Utf8(s) => Some(s),
             JsString::Known(s) => Some(s),
-            JsString::Wtf8(_) => None,
+            JsString::Wtf8(_) | JsString::Elided(_) => None,
         }
     }
 
-    /// The raw WTF-8 bytes (plain UTF-8 for well-formed strings).
+    /// The raw WTF-8 bytes (plain UTF-8 for well-formed strings; none for an elided one).
     pub fn as_wtf8(&self) -> &[u8] {
         match self {
             JsString::Utf8(s) => s.as_bytes(),
             JsString::Known(s) => s.as_bytes(),
             JsString::Wtf8(b) => b,
+            JsString::Elided(_) => &[],
+        }
+    }
+
+    /// The length in WTF-8 bytes (`Buffer.byteLength` of the string, a lone surrogate taking
+    /// the 3 bytes of the U+FFFD it becomes), elided or not.
+    pub fn wtf8_len(&self) -> usize {
+        match self {
+            JsString::Elided(len) => *len,
+            other => other.as_wtf8().len(),
         }
     }
 
@@ -255,6 +283,7 @@ impl JsString {
             JsString::Utf8(s) => Cow::Borrowed(s),
             JsString::Known(s) => Cow::Borrowed(s),
             JsString::Wtf8(b) => Cow::Owned(wtf8_to_lossy(b)),
+            JsString::Elided(_) => Cow::Borrowed(""),
         }
     }
 
@@ -264,6 +293,7 @@ impl JsString {
             JsString::Utf8(s) => s.into(),
             JsString::Known(s) => s.to_owned(),
             JsString::Wtf8(b) => wtf8_to_lossy(&b),
+            JsString::Elided(_) => String::new(),
         }
     }
 
@@ -711,18 +741,21 @@ impl Json {
 
     /// [`Json::parse`] with at most `max_keys` distinct keys in any one object.
     pub fn parse_bounded(text: &str, limits: ParseLimits, max_keys: usize) -> Result<Json, ParseError> {
-        Json::parse_noting_printed(text, limits, max_keys, &[], &Vocabulary::EMPTY).map(|parsed| parsed.value)
+        Json::parse_noting_printed(text, limits, max_keys, &[], &Vocabulary::EMPTY, Elide::NONE)
+            .map(|parsed| parsed.value)
     }
 
     /// [`Json::parse_bounded`], noting whether `text` is already `JSON.stringify` of the value
     /// and where the values of the top-level members `keys` (at most [`NOTED_KEYS`]) start in
-    /// it. Strings of `vocabulary` are shared, not allocated.
+    /// it. Strings of `vocabulary` are shared, not allocated; those `elide` names are checked
+    /// but not kept.
     pub fn parse_noting_printed(
         text: &str,
         limits: ParseLimits,
         max_keys: usize,
         keys: &[&str],
         vocabulary: &Vocabulary,
+        elide: Elide,
     ) -> Result<Parsed, ParseError> {
         assert!(keys.len() <= NOTED_KEYS, "at most {NOTED_KEYS} keys are noted");
         let mut parser = Parser {
@@ -735,6 +768,8 @@ impl Json {
             noted_keys: keys,
             noted_at: [None; NOTED_KEYS],
             vocabulary,
+            elide,
+            elided: false,
         };
         parser.skip_ws();
         let value = parser.value()?;
@@ -746,6 +781,7 @@ impl Json {
             value,
             printed: parser.printed,
             noted_at: parser.noted_at,
+            elided: parser.elided,
         })
     }
 
@@ -783,6 +819,8 @@ pub struct Parsed {
     /// Where the value of each noted top-level key starts in the text (its last occurrence),
     /// in the order the keys were given.
     pub noted_at: [Option<usize>; NOTED_KEYS],
+    /// Whether some string was elided ([`Elide`]): the value is then not to be printed.
+    pub elided: bool,
 }
 
 /// How many top-level keys [`Json::parse_noting_printed`] can note.
@@ -803,6 +841,9 @@ struct Parser<'a> {
     noted_at: [Option<usize>; NOTED_KEYS],
     /// Strings shared rather than allocated (only those without escapes are looked up).
     vocabulary: &'a Vocabulary,
+    /// Strings checked but not kept, and whether there was one.
+    elide: Elide,
+    elided: bool,
 }
 
 /// A container the parser is inside. An array's items and a small object's members so far
@@ -915,6 +956,7 @@ impl Parser<'_> {
                         continue;
                     }
                 }
+                Some(b'"') if self.elides_value_of(scratch.open.last()) => Json::String(self.elided_string()?),
                 _ => self.scalar()?,
             };
             // Hand the finished value to its container; close every container it completes.
@@ -1040,6 +1082,27 @@ impl Parser<'_> {
             Some(b'-' | b'0'..=b'9') => self.number(),
             _ => self.fail(),
         }
+    }
+
+    /// Whether the value that comes next, in `open`, is a member elided.
+    fn elides_value_of(&self, open: Option<&Open>) -> bool {
+        let Some(Open::Object { key, .. }) = open else {
+            return false;
+        };
+        // Compared a byte at a time: keys are short, and most differ in length or early.
+        let key = key.as_wtf8();
+        let same = |elided: &&str| elided.len() == key.len() && elided.bytes().zip(key).all(|(a, b)| a == *b);
+        self.elide.keys.iter().any(same)
+    }
+
+    /// The string at the parser, of a member elided: checked as [`Parser::string`] checks it,
+    /// and not kept.
+    fn elided_string(&mut self) -> Result<JsString, ParseError> {
+        let extent = string_extent(self.bytes, self.at).map_err(ParseError::Syntax)?;
+        self.printed &= extent.printed;
+        self.at = extent.end;
+        self.elided = true;
+        Ok(JsString::Elided(extent.wtf8_len))
     }
 
     /// `"key" :` of an object member, leaving the parser at the member's value.
@@ -1193,13 +1256,7 @@ fn escapes_are_printed(body: &[u8]) -> bool {
         match body.get(escape) {
             Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {}
             Some(b'u') => {
-                let Some(hex) = body.get(escape + 1..escape + 5) else {
-                    return false;
-                };
-                let lower = hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-                let unit = hex4(hex, 0).unwrap_or(u32::MAX);
-                let short_form = matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D);
-                if !lower || unit >= 0x20 || short_form {
+                if !body.get(escape + 1..escape + 5).is_some_and(unit_escape_is_printed) {
                     return false;
                 }
                 at = escape + 5;
@@ -1208,6 +1265,81 @@ fn escapes_are_printed(body: &[u8]) -> bool {
         }
     }
     true
+}
+
+/// Whether `\u` followed by the four bytes `hex` is how `JSON.stringify` writes what it stands
+/// for: only a control character without a two-character form, in lower-case hex.
+fn unit_escape_is_printed(hex: &[u8]) -> bool {
+    let lower = hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let unit = hex4(hex, 0).unwrap_or(u32::MAX);
+    let short_form = matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D);
+    lower && unit < 0x20 && !short_form
+}
+
+/// A JSON string found and checked without decoding it ([`string_extent`]).
+struct Extent {
+    /// Just past the closing quote.
+    end: usize,
+    /// The decoded string's length in WTF-8 bytes.
+    wtf8_len: usize,
+    /// Whether its escapes are those `JSON.stringify` writes ([`escapes_are_printed`]).
+    printed: bool,
+}
+
+/// The JSON string whose opening quote is at `quote`, walked as [`unescape`] decodes it and
+/// refused where it refuses it (`Err` is where the text stops being a JSON string), without
+/// writing out what it decodes to.
+fn string_extent(bytes: &[u8], quote: usize) -> Result<Extent, usize> {
+    let (mut at, mut wtf8_len, mut printed) = (quote + 1, 0, true);
+    loop {
+        let run = word::escaped(bytes, at);
+        wtf8_len += run - at;
+        at = run;
+        match bytes.get(at) {
+            Some(b'"') => {
+                let end = at + 1;
+                return Ok(Extent { end, wtf8_len, printed });
+            }
+            Some(b'\\') => match bytes.get(at + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                    printed &= bytes[at + 1] != b'/';
+                    wtf8_len += 1;
+                    at += 2;
+                }
+                Some(b'u') => {
+                    let (end, len) = unit_extent(bytes, at + 2, &mut printed)?;
+                    wtf8_len += len;
+                    at = end;
+                }
+                _ => return Err(at + 1),
+            },
+            // The end of the text, or a control character.
+            _ => return Err(at),
+        }
+    }
+}
+
+/// The `\uXXXX` escape whose hex digits start at `at` (with the low half that follows a high
+/// surrogate, when one does), as [`unescape_unit`] reads it: where it ends, and how many WTF-8
+/// bytes it decodes to.
+fn unit_extent(bytes: &[u8], at: usize, printed: &mut bool) -> Result<(usize, usize), usize> {
+    let unit = hex4(bytes, at).ok_or(at)?;
+    *printed &= unit_escape_is_printed(&bytes[at..at + 4]);
+    let end = at + 4;
+    if (0xD800..0xDC00).contains(&unit) && bytes.get(end..end + 2) == Some(b"\\u") {
+        let low = hex4(bytes, end + 2).ok_or(end + 2)?;
+        if (0xDC00..0xE000).contains(&low) {
+            *printed &= unit_escape_is_printed(&bytes[end + 2..end + 6]);
+            return Ok((end + 6, 4));
+        }
+    }
+    // A lone surrogate takes three bytes in WTF-8, like any other unit from U+0800 on.
+    let len = match unit {
+        0..0x80 => 1,
+        0x80..0x800 => 2,
+        _ => 3,
+    };
+    Ok((end, len))
 }
 
 /// How far [`unescape`] got in a JSON string.
@@ -1358,11 +1490,17 @@ fn itoa_i64(n: i64) -> String {
 }
 
 /// `JSON.stringify` of a string.
+///
+/// # Panics
+///
+/// On an elided string: its text was not kept, and the log reader, the only parse that
+/// elides, parses again in full every line it may print.
 pub fn write_string(s: &JsString, out: &mut String) {
     out.push('"');
     match s {
         JsString::Utf8(text) => write_escaped(text, out),
         JsString::Known(text) => write_escaped(text, out),
+        JsString::Elided(len) => panic!("a string elided by the log reader ({len} bytes) was printed"),
         JsString::Wtf8(bytes) => {
             let mut rest: &[u8] = bytes;
             while !rest.is_empty() {
@@ -1506,6 +1644,8 @@ pub fn parse_printed_value(text: &str) -> Json {
         noted_keys: &[],
         noted_at: [None; NOTED_KEYS],
         vocabulary: &Vocabulary::EMPTY,
+        elide: Elide::NONE,
+        elided: false,
     };
     parser.value().unwrap_or(Json::Null)
 }
@@ -1709,7 +1849,8 @@ mod tests {
             assert_eq!(WORDS.get(other), None, "{other}");
         }
         let text = r#"{"type":"user","seq":1,"data":{"type":"a\u0062","x":["user","tool/call","users"]}}"#;
-        let parsed = Json::parse_noting_printed(text, ParseLimits::default(), usize::MAX, &[], &WORDS).expect("json");
+        let parsed = Json::parse_noting_printed(text, ParseLimits::default(), usize::MAX, &[], &WORDS, Elide::NONE)
+            .expect("json");
         let plain = Json::parse(text, ParseLimits::default()).expect("json");
         assert_eq!(parsed.value, plain);
         assert_eq!(parsed.value.to_js_string(), text.replace(r"a\u0062", "ab"));
@@ -1759,8 +1900,15 @@ mod tests {
             "{{\"a\":1,\"n\":{{\"b\":[1,{{\"b\":2,\"b\":3}}],\"c\":4,\"b\":5}},\"a\":6,{},\"a\":7,\"k0\":8}}",
             many.join(",")
         );
-        let parsed = Json::parse_noting_printed(&text, ParseLimits::default(), usize::MAX, &[], &Vocabulary::EMPTY)
-            .expect("json");
+        let parsed = Json::parse_noting_printed(
+            &text,
+            ParseLimits::default(),
+            usize::MAX,
+            &[],
+            &Vocabulary::EMPTY,
+            Elide::NONE,
+        )
+        .expect("json");
         assert!(!parsed.printed, "a repeated key is not printed form");
         let object = parsed.value.as_object().expect("object").clone();
         let keys: Vec<String> = object.keys().map(|k| k.to_string()).collect();
@@ -2120,6 +2268,7 @@ mod tests {
                 usize::MAX,
                 &["surfaceOp", "sourceEventSeqs"],
                 &Vocabulary::EMPTY,
+                Elide::NONE,
             )
             .expect("valid JSON")
         }
@@ -2137,6 +2286,123 @@ mod tests {
                     prop_assert_eq!(&stringified, &text);
                 } else if stringified == text {
                     prop_assert!(text.contains(r#""1":"#) || text.contains(r"\ud800"), "missed: {}", text);
+                }
+            }
+
+            /// Leaving a member's strings out changes nothing else a parse says: what it
+            /// accepts, whether the text is printed, the rest of the value, and each string
+            /// left out by its length.
+            #[test]
+            fn strings_left_out_are_checked_as_those_kept(text in spelled()) {
+                let full = parse_noting(&text);
+                let elided = Json::parse_noting_printed(
+                    &text,
+                    ParseLimits::default(),
+                    usize::MAX,
+                    &["surfaceOp", "sourceEventSeqs"],
+                    &Vocabulary::EMPTY,
+                    Elide { keys: &["a"] },
+                )
+                .expect("valid JSON");
+                prop_assert_eq!(full.printed, elided.printed);
+                prop_assert_eq!(full.noted_at, elided.noted_at);
+                let (mut kept, mut left_out) = (Vec::new(), Vec::new());
+                strings_of_a(&full.value, &mut kept);
+                strings_of_a(&elided.value, &mut left_out);
+                // (A string left out may then give way to a repeated key's value.)
+                prop_assert!(elided.elided || left_out.is_empty());
+                prop_assert_eq!(kept.iter().map(|s| s.wtf8_len()).collect::<Vec<_>>(), left_out.iter().map(|s| s.wtf8_len()).collect::<Vec<_>>());
+                prop_assert!(left_out.iter().all(|s| matches!(s, JsString::Elided(_))));
+                prop_assert_eq!(without_a(full.value), without_a(elided.value));
+            }
+        }
+
+        /// The string values of members `a`, in order.
+        fn strings_of_a<'v>(value: &'v Json, out: &mut Vec<&'v JsString>) {
+            match value {
+                Json::Array(items) => items.iter().for_each(|item| strings_of_a(item, out)),
+                Json::Object(object) => {
+                    for (key, value) in object.iter() {
+                        match value {
+                            Json::String(s) if key == "a" => out.push(s),
+                            other => strings_of_a(other, out),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        /// `value` with every string value of a member `a` made `null`.
+        fn without_a(value: Json) -> Json {
+            match value {
+                Json::Array(items) => Json::Array(items.into_iter().map(without_a).collect()),
+                Json::Object(object) => Json::Object(
+                    object
+                        .iter()
+                        .map(|(key, value)| match value {
+                            Json::String(_) if key == "a" => (key.clone(), Json::Null),
+                            other => (key.clone(), without_a(other.clone())),
+                        })
+                        .collect(),
+                ),
+                other => other,
+            }
+        }
+
+        /// A string left out is refused exactly where one decoded is, said printed exactly when
+        /// it is, and as long.
+        #[test]
+        fn strings_left_out_are_refused_and_printed_as_those_kept() {
+            for body in [
+                "ok",
+                "\\u0001",
+                "\u{1}",
+                "\\x",
+                "\\u12",
+                "\\u12G4",
+                "\\ud800\\u12",
+                "\\ud800\\u0041",
+                "\\udc00",
+                "\\ud83d\\ude00",
+                "\\",
+                "\\u",
+                "abc\\",
+                "\\/",
+                "\\u000a",
+                "\\u001b",
+                "\\u001B",
+                "\\u0041",
+                "\\u00e9",
+                "\\u20ac",
+                "\\n\\t\\r\\b\\f\\\"\\\\",
+                "é—語",
+                "\\ud83d",
+            ] {
+                for text in [format!(r#"{{"a":"{body}"}}"#), format!(r#"{{"a":"{body}"#)] {
+                    let parse = |elide| {
+                        Json::parse_noting_printed(
+                            &text,
+                            ParseLimits::default(),
+                            usize::MAX,
+                            &[],
+                            &Vocabulary::EMPTY,
+                            elide,
+                        )
+                        .map(|parsed| {
+                            (
+                                parsed.printed,
+                                parsed
+                                    .value
+                                    .get("a")
+                                    .and_then(Json::as_js_string)
+                                    .map(JsString::wtf8_len),
+                            )
+                        })
+                    };
+                    let (full, elided) = (parse(Elide::NONE), parse(Elide { keys: &["a"] }));
+                    assert_eq!(full.is_ok(), elided.is_ok(), "{text}");
+                    assert_eq!(full.ok(), elided.ok(), "{text}");
                 }
             }
         }

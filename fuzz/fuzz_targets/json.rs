@@ -4,10 +4,11 @@
 //! the parser says is already printed is exactly what printing writes, and the top-level
 //! member it was asked to note starts where the parser says. The parse shares a few short
 //! strings (as a log's is given DSH's vocabulary): shared and allocated strings must compare,
-//! print and round-trip alike.
+//! print and round-trip alike. Leaving the strings of one member out ([`Elide`]) changes
+//! neither what parses nor whether it is printed, nor where the noted members start.
 #![no_main]
 
-use dsh_session_search::json::{Json, ParseLimits, Vocabulary, parse_printed_value};
+use dsh_session_search::json::{Elide, Json, ParseLimits, Vocabulary, parse_printed_value};
 use libfuzzer_sys::fuzz_target;
 
 fn all_finite(value: &Json) -> bool {
@@ -26,9 +27,15 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let limits = ParseLimits { max_depth: usize::MAX };
     let keys = ["a", "b"];
-    let Ok(parsed) = Json::parse_noting_printed(&text, limits, 4096, &keys, &WORDS) else {
+    let parse = |elide| Json::parse_noting_printed(&text, limits, 4096, &keys, &WORDS, elide);
+    let elided = parse(Elide { keys: &["ab"] });
+    let Ok(parsed) = parse(Elide::NONE) else {
+        assert!(elided.is_err(), "a text refused in full parses with strings left out");
         return;
     };
+    let elided = elided.expect("a text parsed in full parses with strings left out");
+    assert_eq!(elided.printed, parsed.printed, "leaving strings out changed what is printed");
+    assert_eq!(elided.noted_at, parsed.noted_at, "leaving strings out moved the noted members");
     let value = parsed.value;
     let printed = value.to_js_string();
     if parsed.printed {

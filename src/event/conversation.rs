@@ -62,7 +62,7 @@ pub fn conversation_message(event: &JsonObject) -> Option<(ConversationMessage, 
     let blocks = content.and_then(Json::as_array).unwrap_or_default();
     // `Buffer.byteLength`: a lone surrogate takes 3 bytes in WTF-8, like the U+FFFD it becomes.
     let text_bytes = text_blocks(blocks)
-        .map(|text| text.as_wtf8().len())
+        .map(JsString::wtf8_len)
         .reduce(|before, len| before + 1 + len)
         .filter(|&bytes| bytes > 0)?;
     let message = ConversationMessage {

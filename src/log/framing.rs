@@ -6,7 +6,7 @@ use super::{LogFault, ReadLimits};
 use crate::archive::budget::{LoadBudget, ratio_allowance};
 use crate::error::ErrorCode;
 use crate::event::{Noted, Printed, PrintedLines, SOURCE_EVENT_SEQS, SURFACE_OP};
-use crate::json::{Json, ParseError};
+use crate::json::{Elide, Json, ParseError};
 use memchr::memchr;
 use std::cell::RefCell;
 
@@ -18,6 +18,8 @@ pub(crate) struct Framed {
     pub printed: PrintedLines,
     /// Bytes after the committed prefix that were ignored as a torn tail.
     pub torn_bytes: u64,
+    /// Whether some of `events` were read with strings elided (their lines are in `printed`).
+    pub elided: bool,
 }
 
 const ZSTD_MAGIC: u32 = 0xFD2F_B528;
@@ -511,6 +513,8 @@ struct LineScanner<'a> {
     line_number: usize,
     /// The first damage seen; once set, only a later `turn/end` matters (it makes the log corrupt).
     issue: Option<String>,
+    /// Whether a kept line was read with strings elided.
+    elided: bool,
 }
 
 impl<'a> LineScanner<'a> {
@@ -522,6 +526,7 @@ impl<'a> LineScanner<'a> {
             pending: Vec::new(),
             line_number: 0,
             issue: None,
+            elided: false,
         }
     }
 
@@ -579,33 +584,9 @@ impl<'a> LineScanner<'a> {
             return Ok(());
         }
         let text = super::line_text(line);
-        let mut printed_line = None;
-        let decoded = match self.limits.parse_record_noting(&text, &[SURFACE_OP, SOURCE_EVENT_SEQS]) {
-            Err(ParseError::TooDeep) => {
-                return Err(LogFault::new(
-                    ErrorCode::LoadLimitExceeded,
-                    "a log line nests JSON deeper than the configured limit",
-                ));
-            }
-            Err(ParseError::TooManyKeys) => {
-                return Err(LogFault::new(
-                    ErrorCode::LoadLimitExceeded,
-                    "a log line holds an object with more keys than the configured limit",
-                ));
-            }
-            Err(ParseError::Syntax(_)) => None,
-            Ok(parsed) => {
-                let record = decode_storage_record(parsed.value).ok();
-                // A packed row stands for several events, none of them printed as the line.
-                if parsed.printed && matches!(record, Some(StorageRecord::Event(_))) {
-                    let [surface_op, sources] = parsed.noted_at;
-                    printed_line = Some(Printed {
-                        text: &text,
-                        noted: Noted { surface_op, sources },
-                    });
-                }
-                record
-            }
+        let (decoded, printed_line) = match self.record(&text)? {
+            Some((record, noted)) => (Some(record), noted.map(|noted| Printed { text: &text, noted })),
+            None => (None, None),
         };
         let Some(decoded) = decoded else {
             self.issue
@@ -648,6 +629,47 @@ impl<'a> LineScanner<'a> {
         Ok(())
     }
 
+    /// What a line holds (`None`: it is not JSON, or a malformed row), and where its fold
+    /// members' values start when the line is its one event's printed text. The line is read
+    /// with the long strings [`super::ELIDED`] names left out, and again in full when it is not
+    /// kept as the printed text (its events are printed from what is read; a packed row stands
+    /// for several events, none of them printed as the line).
+    fn record(&mut self, text: &str) -> Result<Option<(StorageRecord, Option<Noted>)>, LogFault> {
+        let mut elide = super::ELIDED;
+        loop {
+            let parsed = match self
+                .limits
+                .parse_record_noting(text, &[SURFACE_OP, SOURCE_EVENT_SEQS], elide)
+            {
+                Err(ParseError::TooDeep) => {
+                    return Err(LogFault::new(
+                        ErrorCode::LoadLimitExceeded,
+                        "a log line nests JSON deeper than the configured limit",
+                    ));
+                }
+                Err(ParseError::TooManyKeys) => {
+                    return Err(LogFault::new(
+                        ErrorCode::LoadLimitExceeded,
+                        "a log line holds an object with more keys than the configured limit",
+                    ));
+                }
+                Err(ParseError::Syntax(_)) => return Ok(None),
+                Ok(parsed) => parsed,
+            };
+            let Ok(record) = decode_storage_record(parsed.value) else {
+                return Ok(None);
+            };
+            let kept = parsed.printed && matches!(record, StorageRecord::Event(_));
+            if parsed.elided && !kept {
+                elide = Elide::NONE;
+                continue;
+            }
+            self.elided |= parsed.elided;
+            let [surface_op, sources] = parsed.noted_at;
+            return Ok(Some((record, kept.then_some(Noted { surface_op, sources }))));
+        }
+    }
+
     /// The events read and their printed lines; the caller adds the header and torn tail.
     fn finish(self) -> Framed {
         Framed {
@@ -655,6 +677,7 @@ impl<'a> LineScanner<'a> {
             events: self.events,
             printed: self.printed,
             torn_bytes: 0,
+            elided: self.elided,
         }
     }
 }

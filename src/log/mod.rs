@@ -19,7 +19,7 @@ use crate::archive::LoadBudget;
 use crate::error::{Error, ErrorCode};
 use crate::event::PrintedLines;
 use crate::fold::{Surface, extend_surface, fold_surface};
-use crate::json::{Json, Parsed};
+use crate::json::{Elide, Json, Parsed};
 
 /// How a log file is encoded on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -66,18 +66,42 @@ impl Default for ReadLimits {
 impl ReadLimits {
     /// Parses one record (a header or a log line) within these limits.
     pub(crate) fn parse_record(&self, text: &str) -> Result<Json, crate::json::ParseError> {
-        self.parse_record_noting(text, &[]).map(|parsed| parsed.value)
+        self.parse_record_noting(text, &[], Elide::NONE)
+            .map(|parsed| parsed.value)
     }
 
     /// [`ReadLimits::parse_record`], noting whether `text` is the record's printed form and
-    /// where its `keys` members' values start ([`Json::parse_noting_printed`]).
-    pub(crate) fn parse_record_noting(&self, text: &str, keys: &[&str]) -> Result<Parsed, crate::json::ParseError> {
+    /// where its `keys` members' values start ([`Json::parse_noting_printed`]), and checking
+    /// but not keeping the strings `elide` names.
+    pub(crate) fn parse_record_noting(
+        &self,
+        text: &str,
+        keys: &[&str],
+        elide: Elide,
+    ) -> Result<Parsed, crate::json::ParseError> {
         let depth = crate::json::ParseLimits {
             max_depth: self.max_json_depth,
         };
-        Json::parse_noting_printed(text, depth, self.max_object_keys, keys, &vocabulary::LOG_VOCABULARY)
+        Json::parse_noting_printed(
+            text,
+            depth,
+            self.max_object_keys,
+            keys,
+            &vocabulary::LOG_VOCABULARY,
+            elide,
+        )
     }
 }
+
+/// The strings a log's lines are read without: the texts of messages and tool results and the
+/// arguments of tool calls, most of a log's bytes. Validation never reads them (a message's
+/// text only by its length), and a line already printed is kept as it is; a line that is not,
+/// or whose event a legacy upgrade rewrites, is parsed again in full to be printed.
+pub(crate) const ELIDED: Elide = Elide {
+    keys: &["text", "arguments"],
+};
+
+impl ReadLimits {}
 
 /// A line's text as DSH's reader decodes it: invalid UTF-8 becomes U+FFFD. A valid line (all
 /// but damaged ones) is borrowed after a SIMD check; only a damaged line pays for the lossy
@@ -202,8 +226,13 @@ impl FramedLog {
         let mut raw_events = framed.events;
         let mut printed = framed.printed;
         upgrade::reject_retired_vocabulary(&raw_events).map_err(in_context)?;
-        for rewritten in upgrade::upgrade_legacy_shapes(&mut raw_events, &id).map_err(in_context)? {
-            printed.forget(rewritten);
+        let in_full = |index| {
+            let line = printed.line(index).filter(|_| framed.elided)?;
+            limits.parse_record(line).ok()
+        };
+        let rewritten = upgrade::upgrade_legacy_shapes(&mut raw_events, &id, in_full).map_err(in_context)?;
+        for index in rewritten {
+            printed.forget(index);
         }
         for event in &raw_events {
             validate::message_shape(event).map_err(in_context)?;
@@ -357,5 +386,36 @@ mod tests {
             assert_eq!(a.surface_op(), b.surface_op());
         }
         assert_eq!(printed.surface, spelled.surface);
+    }
+
+    /// The reader leaves messages' texts and tools' arguments out of what it parses, yet an
+    /// event printed from its tree (a legacy shape rewritten, a line spelled otherwise) holds
+    /// them whole, and a message's text length is its text's.
+    #[test]
+    fn events_printed_from_their_trees_hold_the_texts_the_reader_left_out() {
+        let text = "a \"quoted\" line\nand \u{e9}, \u{1F600} and \\u2028 ".repeat(40);
+        let escaped = Json::str(&text).to_js_string();
+        let lines = [
+            r#"{"type":"session","version":0,"id":"s1","createdAt":1,"delegationDepth":0}"#.to_owned(),
+            r#"{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}"#.to_owned(),
+            format!(
+                r#"{{"type":"user/message","seq":1,"time":2,"data":{{"content":[{{"type":"text","text":{escaped}}}],"source":{{"kind":"user"}}}},"surfaceOp":"append"}}"#
+            ),
+            format!(
+                r#"{{"type":"user/message", "seq":2,"time":3,"data":{{"id":"m2","role":"user","content":[{{"type":"text","text":{escaped}}}],"source":{{"kind":"user"}}}},"surfaceOp":"append"}}"#
+            ),
+        ];
+        let log = read(&(lines.join("\n") + "\n"));
+        for (line, event) in lines[1..].iter().zip(&log.events) {
+            let mut tree = Json::parse(line, Default::default()).expect("json");
+            upgrade::upgrade_legacy_shapes(std::slice::from_mut(&mut tree), "s1", |_| None).expect("upgrades");
+            assert_eq!(event.text().to_string(), tree.to_js_string());
+        }
+        for event in &log.events[1..3] {
+            assert!(event.text().contains(&escaped), "{:.80}", event.text().to_string());
+            let message = event.conversation_message().expect("a user prompt");
+            assert_eq!(message.text_bytes, text.len());
+        }
+        assert!(log.events[1].text().contains(r#""id":"legacy-message:s1:1""#));
     }
 }

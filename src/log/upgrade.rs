@@ -40,27 +40,51 @@ pub(super) fn reject_retired_vocabulary(events: &[Json]) -> Result<(), LogFault>
 /// `steering/message`, then pre-identity messages. Returns the indices of the events it
 /// rewrote. The first three are told apart by one look at the type, which none of them
 /// but `steering/message` changes (to `user/message`, which the last then finds).
-pub(super) fn upgrade_legacy_shapes(events: &mut [Json], session_id: &str) -> Result<Vec<usize>, LogFault> {
+///
+/// A rewritten event is printed from its tree, so one read with strings elided is rewritten
+/// again from `in_full(index)`, its line parsed in full (`None`: it was read in full). Which
+/// events are legacy, and how they are rewritten, never depends on an elided string.
+pub(super) fn upgrade_legacy_shapes(
+    events: &mut [Json],
+    session_id: &str,
+    mut in_full: impl FnMut(usize) -> Option<Json>,
+) -> Result<Vec<usize>, LogFault> {
     let mut message_ids = MessageIds::default();
     let mut rewritten = Vec::new();
     for index in 0..events.len() {
-        let (earlier, rest) = events.split_at_mut(index);
-        let Some(Json::Object(object)) = rest.first_mut() else {
-            continue;
-        };
-        let mut changed = match type_of_object(object) {
-            Some("turn/start") => upgrade_turn_start(object)?,
-            Some("turn/end") => upgrade_turn_end(object)?,
-            Some("steering/message") => upgrade_steering(object, session_id)?,
-            _ => false,
-        };
-        changed |= upgrade_message(object, session_id, &mut message_ids, earlier);
+        let mut changed = upgrade_event(events, index, session_id, &mut message_ids)?;
+        if changed && let Some(full) = in_full(index) {
+            events[index] = full;
+            changed = upgrade_event(events, index, session_id, &mut message_ids)?;
+        }
         if changed {
             rewritten.push(index);
         }
-        message_ids.note(object);
+        if let Json::Object(object) = &events[index] {
+            message_ids.note(object);
+        }
     }
     Ok(rewritten)
+}
+
+/// Rewrites event `index` if it has a legacy shape; whether it did.
+fn upgrade_event(
+    events: &mut [Json],
+    index: usize,
+    session_id: &str,
+    message_ids: &mut MessageIds,
+) -> Result<bool, LogFault> {
+    let (earlier, rest) = events.split_at_mut(index);
+    let Some(Json::Object(object)) = rest.first_mut() else {
+        return Ok(false);
+    };
+    let changed = match type_of_object(object) {
+        Some("turn/start") => upgrade_turn_start(object)?,
+        Some("turn/end") => upgrade_turn_end(object)?,
+        Some("steering/message") => upgrade_steering(object, session_id)?,
+        _ => false,
+    };
+    Ok(upgrade_message(object, session_id, message_ids, earlier) || changed)
 }
 
 /// The message id of each earlier event by its `seq`, as a legacy `tool/result` replacement
@@ -434,7 +458,7 @@ mod tests {
             legacy_result(3, Some(2)),
             legacy_result(4, Some(9)),
         ];
-        let rewritten = upgrade_legacy_shapes(&mut events, "s").expect("upgrades");
+        let rewritten = upgrade_legacy_shapes(&mut events, "s", |_| None).expect("upgrades");
         assert_eq!(rewritten, [0, 1, 3, 4]);
         let ids: Vec<Option<String>> = events.iter().map(id_of).collect();
         let legacy = Some("legacy-message:s:0".to_owned());

@@ -316,6 +316,8 @@ pub(crate) fn tag_safe_string_len(text: &JsString) -> usize {
     let body = match text {
         JsString::Utf8(text) => escaped(text),
         JsString::Known(text) => escaped(text),
+        // Only the log reader elides, and never in the texts a snapshot reads.
+        JsString::Elided(_) => 0,
         JsString::Wtf8(bytes) => {
             // As `write_string`: each lone surrogate (3 bytes) is written as `\uXXXX`.
             let mut rest: &[u8] = bytes;

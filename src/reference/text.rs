@@ -67,6 +67,8 @@ impl JsStringBuilder {
         match s {
             JsString::Utf8(text) => self.push_str(text),
             JsString::Known(text) => self.push_str(text),
+            // Only the log reader elides, and never in the texts a reference reads.
+            JsString::Elided(_) => {}
             JsString::Wtf8(bytes) => {
                 for cp in code_points(bytes) {
                     self.push(cp);
