@@ -214,8 +214,8 @@ pub fn adopt(mut bytes: Vec<u8>, expected: &Expected) -> Option<Adopted> {
 }
 
 /// `bytes` as text, if they are UTF-8: the whole text of a log a helper read, checked with
-/// SIMD (std's check walks four bytes at a time in wasm32, and this text is most of what a
-/// load adopts from its helpers).
+/// SIMD (std's check walks ASCII eight bytes at a time in wasm32, and this text is most of
+/// what a load adopts from its helpers).
 #[allow(unsafe_code)]
 fn utf8_text(bytes: Vec<u8>) -> Option<Box<str>> {
     simdutf8::basic::from_utf8(&bytes).ok()?;
