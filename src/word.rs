@@ -1,7 +1,8 @@
 //! Byte tests over eight bytes read as one little-endian word ("SIMD within a register"): the
-//! passes over whole texts (a JSON string's end, a search's look through unindexed text) run
-//! in wasm without SIMD, where a byte loop costs several instructions per byte. A pass tests a
-//! word at a time and looks byte by byte only at a word that holds a hit.
+//! passes over whole texts (a JSON string's end, a search's look through unindexed text) take
+//! sixteen bytes at a time with wasm SIMD, then a word at a time here (natively, and for the
+//! bytes a vector does not fill), where a byte loop costs several instructions per byte. A
+//! pass tests a word at a time and looks byte by byte only at a word that holds a hit.
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
