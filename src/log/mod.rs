@@ -101,8 +101,6 @@ pub(crate) const ELIDED: Elide = Elide {
     keys: &["text", "arguments"],
 };
 
-impl ReadLimits {}
-
 /// A line's text as DSH's reader decodes it: invalid UTF-8 becomes U+FFFD. A valid line (all
 /// but damaged ones) is borrowed after a SIMD check; only a damaged line pays for the lossy
 /// decoder's byte-at-a-time walk.
