@@ -1558,15 +1558,12 @@ mod word {
 
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     mod vector {
-        use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, u64x2, v128_or};
+        use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, v128_or};
 
         /// Within the sixteen bytes from `at` on (`None` when there are fewer left), the place
-        /// of the first one `JSON.stringify` escapes, if any. The vector is built from two
-        /// words, which compiles to two loads: safe code has no unaligned vector load.
+        /// of the first one `JSON.stringify` escapes, if any.
         pub(super) fn escaped_in(bytes: &[u8], at: usize) -> Option<Option<usize>> {
-            let (low, high) = bytes.get(at..at.checked_add(16)?)?.split_at(8);
-            let word = |half: &[u8]| u64::from_le_bytes(half.try_into().unwrap_or_default());
-            let v = u64x2(word(low), word(high));
+            let v = crate::word::load_vector(bytes, at)?;
             let marks = v128_or(
                 u8x16_lt(v, u8x16_splat(0x20)),
                 v128_or(u8x16_eq(v, u8x16_splat(b'"')), u8x16_eq(v, u8x16_splat(b'\\'))),

@@ -18,6 +18,14 @@ pub(crate) fn load(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(chunk.try_into().ok()?))
 }
 
+/// The sixteen bytes from `at` on as a wasm SIMD vector, if there are sixteen: built from two
+/// words, which compiles to two loads (safe code has no unaligned vector load).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) fn load_vector(bytes: &[u8], at: usize) -> Option<std::arch::wasm32::v128> {
+    let high = at.checked_add(8)?;
+    Some(std::arch::wasm32::u64x2(load(bytes, at)?, load(bytes, high)?))
+}
+
 /// The bytes of `word` below `n` (at most 128), each marked by its high bit. The lowest mark is
 /// exact, and so is whether there is one: a borrow out of a byte that is below `n` may also
 /// mark bytes above it, never one below.

@@ -456,10 +456,10 @@ pub fn may_contain_token(text: &str, term: &str) -> bool {
 /// such a substring. Any other text may hold it.
 ///
 /// A scan through unindexed text runs this over every byte, so each look tests sixteen places
-/// at a time with wasm SIMD, else eight ([`crate::word`]), the rest one by one: for the term, whether its two rarest
-/// bytes are both where they would be (compared with bit 5 set, which folds an upper-case
-/// letter onto its lower case and is already set in a digit; other bytes it only turns into
-/// more candidates); then optionally for [`TermProbe::or_pair`]'s two bytes; then, in a text
+/// at a time with wasm SIMD, else eight ([`crate::word`]), the rest one by one: for the term,
+/// whether its two rarest bytes are both where they would be (compared with bit 5 set, which
+/// folds an upper-case letter onto its lower case and is already set in a digit; other bytes it
+/// only turns into more candidates); then optionally for [`TermProbe::or_pair`]'s two bytes; then, in a text
 /// that is not all ASCII, for a lead byte of what folding may turn into ASCII. Only a word
 /// with a candidate is looked at place by place. (One pass testing all three at once was
 /// slower in wasm: too many words live at a time. One loop shared by the three, given each
@@ -522,9 +522,10 @@ impl<'t> TermProbe<'t> {
             use std::arch::wasm32::{u8x16_eq, u8x16_splat, v128_and, v128_any_true, v128_or};
             let want = |at: usize| u8x16_splat(self.term[at] | 0x20);
             let (want_first, want_second, case) = (want(first), want(second), u8x16_splat(0x20));
-            while let (Some(at_first), Some(at_second)) =
-                (vector::load(bytes, at + first), vector::load(bytes, at + second))
-            {
+            while let (Some(at_first), Some(at_second)) = (
+                crate::word::load_vector(bytes, at + first),
+                crate::word::load_vector(bytes, at + second),
+            ) {
                 let same_first = u8x16_eq(v128_or(at_first, case), want_first);
                 let same_second = u8x16_eq(v128_or(at_second, case), want_second);
                 if v128_any_true(v128_and(same_first, same_second)) && (at..at + 16).any(matches_at) {
@@ -581,7 +582,7 @@ fn may_fold_into_ascii(bytes: &[u8]) -> bool {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         use std::arch::wasm32::{u8x16_lt, u8x16_splat, u8x16_sub, v128_any_true};
-        while let Some(vector) = vector::load(bytes, at) {
+        while let Some(vector) = crate::word::load_vector(bytes, at) {
             let in_range = u8x16_lt(u8x16_sub(vector, u8x16_splat(LOW)), u8x16_splat(SPAN));
             if v128_any_true(in_range) && (at..at + 16).any(folds_at) {
                 return true;
@@ -604,7 +605,7 @@ fn is_ascii(bytes: &[u8]) -> bool {
     {
         use std::arch::wasm32::u8x16_bitmask;
         let mut at = 0;
-        while let Some(vector) = vector::load(bytes, at) {
+        while let Some(vector) = crate::word::load_vector(bytes, at) {
             if u8x16_bitmask(vector) != 0 {
                 return false;
             }
@@ -614,19 +615,6 @@ fn is_ascii(bytes: &[u8]) -> bool {
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     bytes.is_ascii()
-}
-
-/// Sixteen bytes as a wasm SIMD vector.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod vector {
-    use std::arch::wasm32::{u64x2, v128};
-
-    /// The sixteen bytes from `at` on, if there are sixteen. Built from two words, which
-    /// compiles to two loads: safe code has no unaligned vector load.
-    pub(super) fn load(bytes: &[u8], at: usize) -> Option<v128> {
-        let high = at.checked_add(8)?;
-        Some(u64x2(crate::word::load(bytes, at)?, crate::word::load(bytes, high)?))
-    }
 }
 
 /// How rare a byte is in text: English letters from most to least common (either case), then
