@@ -614,7 +614,10 @@ export function createApi(loadRaw, readers = null) {
           }
           check();
           const { read } = taken;
-          if (!this.#supplyRead(handle, key, read)) {
+          const supplied = this.#supplyRead(handle, key, read);
+          // The load has copied a helper's read: its buffer goes back for the helper's next.
+          if (read !== null && read !== READ_HERE) ahead.release(read);
+          if (!supplied) {
             const bytes = prefetch.take(key);
             prefetch.start(successors.get(key));
             await this.#supply(handle, key, bytes, check);

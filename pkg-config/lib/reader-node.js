@@ -11,7 +11,7 @@ const module = () => {
   return raw;
 };
 const work = {
-  read: (m, ticket, bytes) => m.readLogForTransfer(ticket, bytes),
+  read: (m, ticket, bytes, spare) => m.readLogForTransfer(ticket, bytes, spare),
   build: (m, job) => m.buildIndexSegment(job),
 };
 const serve = serveHelper(module, work, (message, transfer) => parentPort.postMessage(message, transfer));

@@ -6,7 +6,7 @@ import { serveHelper } from './readers.js';
 
 let ready;
 const work = {
-  read: (_, ticket, bytes) => readLogForTransfer(ticket, bytes),
+  read: (_, ticket, bytes, spare) => readLogForTransfer(ticket, bytes, spare),
   build: (_, job) => buildIndexSegment(job),
 };
 const serve = serveHelper(() => ready, work, (message, transfer) => self.postMessage(message, transfer));

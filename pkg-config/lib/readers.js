@@ -82,7 +82,8 @@ export function readerCount(requested, bytes, cores) {
  * A helper over a worker (anything with `postMessage`): `subscribe(onMessage, onError)` wires
  * its replies and failures, `close()` ends it. `read(ticket, bytes)` resolves to what it read,
  * `build(job)` to the index segment it built, or null when it could not (every request
- * resolves null once the worker has failed).
+ * resolves null once the worker has failed). `recycle(buffer)` hands the buffer of a read
+ * back (moved, not copied) once its bytes are adopted, for the helper's next read to fill.
  */
 export function helperOver(worker, subscribe, close) {
   const pending = new Map();
@@ -111,6 +112,9 @@ export function helperOver(worker, subscribe, close) {
   return {
     read: (ticket, bytes) => request({ ticket, bytes }),
     build: (job) => request({ job }),
+    recycle(buffer) {
+      if (!failed) worker.postMessage({ spare: buffer }, [buffer]);
+    },
     close() {
       failAll();
       close();
@@ -118,14 +122,25 @@ export function helperOver(worker, subscribe, close) {
   };
 }
 
+/** Buffers a helper keeps for its next reads, at most (a helper has at most three reads out). */
+const SPARE_BUFFERS = 3;
+
 /**
  * The body of a helper worker: answers `{id, ticket, bytes}` (a log to read) and `{id, job}`
- * (an index segment to build) with `{id, result}`, null on failure. `work` is `{read(module,
- * ticket, bytes), build(module, job)}`.
+ * (an index segment to build) with `{id, result}`, null on failure, and keeps `{spare}`
+ * buffers handed back for its next reads. `work` is `{read(module, ticket, bytes, spare),
+ * build(module, job)}`; `read` fills `spare` (the largest kept) when what it read fits.
  */
 export function serveHelper(ready, work, reply) {
   let broken = false;
-  return async ({ id, ticket, bytes, job }) => {
+  const spares = [];
+  return async ({ id, ticket, bytes, job, spare }) => {
+    if (spare !== undefined) {
+      spares.push(spare);
+      spares.sort((a, b) => b.byteLength - a.byteLength);
+      spares.length = Math.min(spares.length, SPARE_BUFFERS);
+      return;
+    }
     let result = null;
     try {
       const module = await ready();
@@ -134,7 +149,9 @@ export function serveHelper(ready, work, reply) {
       } else if (job !== undefined) {
         result = work.build(module, job);
       } else {
-        result = work.read(module, ticket, bytes instanceof Uint8Array ? bytes : new Uint8Array(await bytes.arrayBuffer()));
+        const input = bytes instanceof Uint8Array ? bytes : new Uint8Array(await bytes.arrayBuffer());
+        result = work.read(module, ticket, input, spares[0]);
+        if (result.buffer === spares[0]) spares.shift();
       }
     } catch (error) {
       // A coded error is the request's (the archive does that work itself and reports what
@@ -156,6 +173,8 @@ export class ReadAhead {
   /** Reads each helper has been sent and not yet answered. */
   #underway;
   #reads = new Map();
+  /** The helper that made each read taken and not yet released. */
+  #madeBy = new WeakMap();
   /** Reads of `#reads` a helper was given (under way or unclaimed). */
   #byHelpers = 0;
   #ticket;
@@ -205,6 +224,7 @@ export class ReadAhead {
         .then(() => helper.read(this.#ticket(entry), this.#bytes(entry)))
         .catch(() => null)
         .then((value) => {
+          if (value !== null) this.#madeBy.set(value, helper);
           Object.assign(read, { done: true, value });
           if (this.#reads.get(entry) === read) this.#noteDone(entry, value);
           this.#underway.set(helper, this.#underway.get(helper) - 1);
@@ -281,6 +301,14 @@ export class ReadAhead {
     this.#reads.set(entry, { done: true, value, promise: Promise.resolve(value) });
     this.#noteDone(entry, value);
     return true;
+  }
+
+  /** Hands the buffer of a helper's read, once the load is done with it, back to that helper. */
+  release(read) {
+    const helper = this.#madeBy.get(read);
+    if (helper === undefined) return;
+    this.#madeBy.delete(read);
+    helper.recycle(read.buffer);
   }
 
   /** Declared bytes and logs read ahead and not yet taken: progress the load has not counted. */

@@ -7,7 +7,7 @@ use dsh_session_search::json::{Json, ParseLimits};
 use dsh_session_search::search::tokenizer::may_contain_token;
 use dsh_session_search::wasm::{WasmArchive, call_static_method, methods};
 use js_sys::Uint8Array;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 /// The documented compaction example, written as DSH writes zstd logs: the header in its
@@ -167,6 +167,61 @@ fn a_deferred_load_asks_for_each_log_by_step_and_loads_as_an_added_one() {
         .map(|f| f["code"].as_str().unwrap_or_default())
         .collect();
     assert_eq!(codes, ["SESSION_LOAD_IO", "SESSION_LOAD_IO"]);
+}
+
+/// A helper's read lands at the start of the spare buffer the load handed back when it fits,
+/// else in a new buffer with room to spare; the load adopts either as a read made alone.
+#[wasm_bindgen_test]
+fn a_read_for_transfer_reuses_a_spare_buffer_that_fits() {
+    let entries = [
+        (
+            "root/b.jsonl",
+            include_bytes!("../fixtures/spec/plain_appends.jsonl").to_vec(),
+        ),
+        ("root/a.jsonl.zstd", compacted_zstd_log()),
+    ];
+    let mut archive = archive();
+    archive.load_begin("{}").expect("begins");
+    for (path, bytes) in &entries {
+        let needs = archive
+            .load_defer(path.to_string(), bytes.len() as u64, None)
+            .expect("offers");
+        assert_eq!(needs, "\"nothing\"");
+    }
+    let roomy = js_sys::ArrayBuffer::new(1 << 20);
+    let small = js_sys::ArrayBuffer::new(1);
+    let mut spares = [Some(roomy), Some(small)].into_iter();
+    loop {
+        let step: serde_json::Value = serde_json::from_str(&archive.load_step().expect("steps")).expect("JSON");
+        if step["done"] == true {
+            break;
+        }
+        let Some(entry) = step["need"]["entry"].as_u64().map(|e| e as usize) else {
+            continue;
+        };
+        let ticket = archive.load_ticket(entry).expect("a ticket");
+        let spare = spares.next().expect("two logs");
+        let read =
+            dsh_session_search::wasm::read_log_for_transfer(&ticket, &entries[entry].1, spare.clone()).expect("reads");
+        let buffer = read.buffer();
+        assert_eq!(read.byte_offset(), 0);
+        match spare {
+            Some(spare) if spare.byte_length() >= read.length() => {
+                assert_eq!(JsValue::from(buffer), JsValue::from(spare))
+            }
+            _ => assert!(
+                buffer.byte_length() >= read.length() + read.length() / 4,
+                "a new buffer with room"
+            ),
+        }
+        assert!(
+            archive.load_supply_read(entry, read.to_vec()).expect("supplies"),
+            "adopted"
+        );
+    }
+    let report: serde_json::Value = serde_json::from_str(&archive.load_commit().expect("commits")).expect("report");
+    assert_eq!(report, load(&mut self::archive(), &entries));
+    assert!(spares.next().is_none(), "both logs were read for transfer");
 }
 
 #[wasm_bindgen_test]

@@ -2,7 +2,8 @@
 // takes every log in its order, helpers never hold more than their share and are given the
 // largest logs near the load first, a helper that fails leaves its logs to the load, logs read
 // ahead count as progress once, the load's own thread never reads a large log ahead, and the
-// bytes of the logs it reads next are asked for before it needs them.
+// bytes of the logs it reads next are asked for before it needs them. A helper fills the
+// buffers of its earlier reads once the load hands them back.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -11,19 +12,24 @@ import { pathToFileURL } from 'node:url';
 
 // Not an export of the package: the file itself, as installed.
 const installed = dirname(createRequire(import.meta.url).resolve('dsh-session-search/package.json'));
-const { Prefetch, ReadAhead, helperOver, readerCount } = await import(pathToFileURL(join(installed, 'lib', 'readers.js')));
+const { Prefetch, ReadAhead, helperOver, readerCount, serveHelper } = await import(pathToFileURL(join(installed, 'lib', 'readers.js')));
 
-/** A helper whose reads resolve when `release()` is called, answering `read:<entry>` or null. */
+/**
+ * A helper whose reads resolve when `release()` is called, answering `read:<entry>` or null;
+ * `spares` are the buffers handed back to it.
+ */
 function standIn({ fails = false } = {}) {
   const waiting = [];
+  const spares = [];
   const worker = {
-    postMessage: ({ id, ticket }) => waiting.push({ id, entry: ticket.entry }),
+    postMessage: ({ id, ticket, spare }) => (spare === undefined ? waiting.push({ id, entry: ticket.entry }) : spares.push(spare)),
   };
   let onMessage;
   let onError;
   const helper = helperOver(worker, (message, error) => ([onMessage, onError] = [message, error]), () => {});
   return {
     helper,
+    spares,
     held: () => waiting.map((w) => w.entry),
     release() {
       const next = waiting.shift();
@@ -92,6 +98,62 @@ test('every log is taken in order, from a helper or read here while a helper sti
   }
   assert.ok(taken.some((r) => r.startsWith('read:')), 'helpers read some');
   assert.ok(hereReads.every((entry) => taken[entry] === `here:${entry}`), 'what was read here is what was taken');
+});
+
+test('the buffer of a read goes back to the helper that made it once the load releases it', async () => {
+  const helpers = [standIn(), standIn()];
+  const { ahead } = schedule(helpers, [1000, 1000, 1000, 1000]);
+  await pause();
+  assert.deepEqual(helpers.map((h) => h.held()), [[0, 1], [2, 3]]);
+  for (let round = 0; round < 2; round++) {
+    helpers.forEach((h) => h.release());
+    await pause();
+  }
+  const reads = [];
+  for (let entry = 0; entry < 4; entry++) reads.push((await ahead.take(entry)).read);
+  assert.deepEqual(reads.map(decode), ['read:0', 'read:1', 'read:2', 'read:3']);
+  assert.deepEqual(helpers.map((h) => h.spares.length), [0, 0], 'nothing goes back before a release');
+  ahead.release(reads[2]);
+  ahead.release(reads[0]);
+  ahead.release(reads[0]);
+  ahead.release(new Uint8Array(4));
+  assert.deepEqual(helpers.map((h) => h.spares), [[reads[0].buffer], [reads[2].buffer]], 'each to its maker, once; a read no helper made is not sent');
+  ahead.close();
+});
+
+test('a helper fills the largest buffer handed back when a read fits, and keeps three at most', async () => {
+  const given = [];
+  const replies = [];
+  // A stand-in read of `ticket.size` bytes: into the spare if it fits, else a new buffer.
+  const work = {
+    read: (_, ticket, bytes, spare) => {
+      given.push(spare);
+      const buffer = spare !== undefined && spare.byteLength >= ticket.size ? spare : new ArrayBuffer(ticket.size);
+      return new Uint8Array(buffer, 0, ticket.size);
+    },
+  };
+  const serve = serveHelper(async () => ({}), work, (message, transfer) => replies.push({ message, transfer }));
+  const read = async (id, size) => {
+    await serve({ id, ticket: { size }, bytes: new Uint8Array(1) });
+    const { message, transfer } = replies.at(-1);
+    assert.equal(message.id, id);
+    assert.deepEqual(transfer, [message.result.buffer], 'the whole buffer moves with the read');
+    return message.result.buffer;
+  };
+  await read(0, 100);
+  assert.equal(given[0], undefined, 'none handed back yet');
+  for (const size of [10, 400, 200, 300]) await serve({ spare: new ArrayBuffer(size) });
+  assert.equal(replies.length, 1, 'a buffer handed back is not answered');
+  assert.equal(await read(1, 350), given[1]);
+  assert.equal(given[1].byteLength, 400, 'the largest');
+  assert.notEqual(await read(2, 350), given[2], 'too small: a new buffer');
+  assert.equal(given[2].byteLength, 300);
+  assert.equal(await read(3, 250), given[3]);
+  assert.equal(given[3], given[2], 'a spare too small for one read is kept for the next');
+  assert.equal(await read(4, 150), given[4]);
+  assert.equal(given[4].byteLength, 200, 'the 10-byte buffer was not kept: three at most');
+  await read(5, 1);
+  assert.equal(given[5], undefined, 'all used');
 });
 
 test('a failed helper leaves its logs to the load, which reads them itself', async () => {
