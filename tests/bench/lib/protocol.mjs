@@ -151,11 +151,14 @@ export async function runAppendLive({ api, plan, reps }) {
  * One run of the packed package: `SessionArchive` from `dsh-session-search` (or its `/worker`
  * entry), `entries` the corpus as a dropped folder gives it ([{path, bytes}]), `memory()` the
  * module's wasm memory in bytes (it only grows, so the last reading is the peak; it is also read
- * after each phase, so the peak can be told apart by what raised it).
+ * after each phase, so the peak can be told apart by what raised it). `settle()`, if given, is
+ * awaited between creating the archive and loading it, and resolves to the milliseconds it
+ * waited (chromium.mjs: until the browser's own start-up work is over).
  */
-export async function runPackage({ SessionArchive, entries, queries, plan, fallbackSession, runs, reps, memory }) {
+export async function runPackage({ SessionArchive, entries, queries, plan, fallbackSession, runs, reps, memory, settle }) {
   const archive = await SessionArchive.create();
   const wasmStart = await memory();
+  const settledMs = settle === undefined ? 0 : await settle();
   const start = performance.now();
   const report = await archive.load(entries);
   const loaded = performance.now();
@@ -183,6 +186,7 @@ export async function runPackage({ SessionArchive, entries, queries, plan, fallb
   const wasmPeak = await memory();
   archive.free();
   return {
+    settledMs,
     loadMs: loaded - start,
     indexMs: indexed - loaded,
     firstResultMs: firstResult - start,

@@ -31,6 +31,8 @@ async function main() {
     runs: Number(settings.runs),
     reps: Number(settings.reps),
     memory,
+    // Exposed by chromium.mjs: resolves once the machine is quiet.
+    settle: typeof window.benchSettle === 'function' ? () => window.benchSettle() : undefined,
   });
   return { engine: 'pkg/chromium', events: manifest.events, textBytes: manifest.textBytes, userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated, ...result };
 }
