@@ -93,6 +93,67 @@ fn zstd_root_loads_with_dsh_labels() {
     assert_eq!(surface["capturedThroughSeq"], 8);
 }
 
+/// A log of `events` user messages whose texts mix repeated words, numbers and CJK, so its
+/// frames hold literals of every size a Huffman table is built for.
+fn varied_log(events: u64) -> String {
+    let mut next = {
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        }
+    };
+    let mut log = String::from(r#"{"type":"session","version":0,"id":"varied","createdAt":1,"delegationDepth":0}"#);
+    for seq in 0..events {
+        let words: Vec<String> = (0..1 + next(40))
+            .map(|_| match next(4) {
+                0 => format!("word{}", next(50)),
+                1 => next(1 << 40).to_string(),
+                2 => ["検索", "会话", "세션", "索引"][next(4) as usize].to_string(),
+                _ => "the".to_string(),
+            })
+            .collect();
+        log.push_str(&format!(
+            "\n{{\"type\":\"user/message\",\"seq\":{seq},\"time\":{},\"data\":{{\"id\":\"m{seq}\",\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}],\"source\":{{\"kind\":\"user\"}}}},\"surfaceOp\":\"append\"}}",
+            seq + 2,
+            words.join(" ")
+        ));
+    }
+    log.push('\n');
+    log
+}
+
+/// The wasm build's libzstd keeps one Huffman decoder and one sequence decoder of two each
+/// (.cargo/config.toml): frames compressed at levels from fast to strong, in one block or
+/// many, decode to what the log says.
+#[wasm_bindgen_test]
+fn zstd_logs_of_every_level_load_as_their_text() {
+    let text = varied_log(3000);
+    assert!(text.len() > 3 * 128 * 1024, "several blocks");
+    let listed = |bytes: Vec<u8>, name: &str| {
+        let mut archive = archive();
+        let report = load(&mut archive, &[(name, bytes)]);
+        assert_eq!(report["failures"].as_array().map(Vec::len), Some(0), "{report}");
+        archive.call("listEvents", r#"["varied"]"#).expect("listed")
+    };
+    let plain = listed(text.clone().into_bytes(), "root/p/varied/session.jsonl");
+    // As DSH writes them: the header in a frame of its own, then the events.
+    let (header, events) = text.split_at(text.find('\n').expect("a header line") + 1);
+    for level in [1, 3, 9, 15] {
+        let mut frames = zstd_frame(header.as_bytes());
+        let mut frame = Vec::with_capacity(zstd_safe::compress_bound(events.len()));
+        zstd_safe::compress(&mut frame, events.as_bytes(), level).expect("compresses");
+        frames.extend(frame);
+        assert_eq!(
+            listed(frames, "root/p/varied/session.jsonl.zstd"),
+            plain,
+            "level {level}"
+        );
+    }
+}
+
 /// Steps a staged load to its end, supplying each entry a step needs from `entries`; returns
 /// the entries needed, in order.
 fn step_supplying(archive: &mut WasmArchive, entries: &[(&str, Vec<u8>)]) -> Vec<u64> {
