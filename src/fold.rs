@@ -273,29 +273,40 @@ fn fold_event(nodes: &mut Vec<u64>, event: &Event, events: &[Event]) -> Result<O
             nodes.push(event.seq());
             Ok(None)
         }
-        Some(Op::Replace { start, end }) => {
-            let position = |seq: u64, which: &str| {
-                nodes
-                    .iter()
-                    .position(|s| *s == seq)
-                    .ok_or_else(|| invalid(format!("surface replace: {which} seq {seq} not found in surface")))
-            };
-            let (p, q) = (position(start, "start")?, position(end, "end")?);
-            if p > q {
-                return Err(invalid(format!(
-                    "surface replace: start seq {start} (index {p}) is after end seq {end} (index {q})"
-                )));
-            }
-            let shadowed: Vec<u64> = nodes[p..=q].to_vec();
-            check_sources(event, &shadowed)?;
-            check_tool_result_rewrite(event, &shadowed, events)?;
-            nodes.splice(p..=q, [event.seq()]);
-            Ok(Some(Replacement {
-                seq: event.seq(),
-                start,
-                end,
-                shadowed_seqs: shadowed,
-            }))
-        }
+        Some(Op::Replace { start, end }) => fold_replace(nodes, event, events, start, end).map(Some),
     }
+}
+
+/// Applies a replace of the surface from `start` to `end` (seqs) by `event`. Out of line: a
+/// log has few (one a compaction), and the engine then never optimises this.
+#[inline(never)]
+fn fold_replace(
+    nodes: &mut Vec<u64>,
+    event: &Event,
+    events: &[Event],
+    start: u64,
+    end: u64,
+) -> Result<Replacement, Error> {
+    let position = |seq: u64, which: &str| {
+        nodes
+            .iter()
+            .position(|s| *s == seq)
+            .ok_or_else(|| invalid(format!("surface replace: {which} seq {seq} not found in surface")))
+    };
+    let (p, q) = (position(start, "start")?, position(end, "end")?);
+    if p > q {
+        return Err(invalid(format!(
+            "surface replace: start seq {start} (index {p}) is after end seq {end} (index {q})"
+        )));
+    }
+    let shadowed: Vec<u64> = nodes[p..=q].to_vec();
+    check_sources(event, &shadowed)?;
+    check_tool_result_rewrite(event, &shadowed, events)?;
+    nodes.splice(p..=q, [event.seq()]);
+    Ok(Replacement {
+        seq: event.seq(),
+        start,
+        end,
+        shadowed_seqs: shadowed,
+    })
 }

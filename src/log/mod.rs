@@ -215,12 +215,7 @@ impl FramedLog {
         let framed = self.0;
         let parsed_header = header::parse_header_line(&framed.header_line, limits)?;
         let id = parsed_header.header.id.clone();
-        let in_context = |fault: LogFault| -> Error {
-            Error::new(
-                fault.code,
-                format!("stored session {id:?} failed validation: {}", fault.message),
-            )
-        };
+        let in_context = |fault: LogFault| failed_validation(&id, fault);
         let mut raw_events = framed.events;
         let mut printed = framed.printed;
         upgrade::reject_retired_vocabulary(&raw_events).map_err(in_context)?;
@@ -251,6 +246,17 @@ impl FramedLog {
             surface,
         })
     }
+}
+
+/// A stored session's validation failure, named by its id. Out of line, as the other rare
+/// paths of a read: a wasm engine optimises a hot function whole, cold paths included.
+#[cold]
+#[inline(never)]
+fn failed_validation(id: &str, fault: LogFault) -> Error {
+    Error::new(
+        fault.code,
+        format!("stored session {id:?} failed validation: {}", fault.message),
+    )
 }
 
 impl SessionLog {

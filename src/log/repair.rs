@@ -89,6 +89,14 @@ pub(super) fn interrupted_turn_closers(events: &[Json]) -> Vec<Json> {
     let (Some(turn), Some(last)) = (open_turn, events.last()) else {
         return Vec::new();
     };
+    closers(turn, open_step, pending, last)
+}
+
+/// The events that close a turn the log ends inside, after `last`: a result for each call
+/// still `pending`, the open step's end, the turn's end. Out of line: few logs end inside a
+/// turn, and the engine then never optimises this.
+#[inline(never)]
+fn closers(turn: Json, open_step: Option<Json>, pending: Vec<PendingCall>, last: &Json) -> Vec<Json> {
     let mut seq = last.get("seq").and_then(Json::as_f64).unwrap_or_default() + 1.0;
     let time = last.get("time").cloned().unwrap_or(Json::Null);
     let mut closers = Vec::new();

@@ -56,6 +56,8 @@ pub(crate) fn decode_storage_record(value: Json) -> Result<StorageRecord, Malfor
     expand(&tag, &row).map(StorageRecord::Row)
 }
 
+/// Out of line: most logs have no rows, and the engine then never optimises this.
+#[inline(never)]
 fn expand(tag: &str, row: &JsonObject) -> Result<Vec<Json>, MalformedRow> {
     if !row.has_exact_keys(&["type", "seq0", "time0", "data"]) {
         return Err(MalformedRow);

@@ -64,27 +64,33 @@ fn is_known(kind: &str) -> bool {
 
 /// Refuses an unknown event type that is not marked ignorable (a refusal, not corruption).
 pub(super) fn known_types(events: &[Json]) -> Result<(), LogFault> {
-    for event in events {
+    let known = |event: &&Json| {
         let kind = event.get("type").and_then(Json::as_str);
-        if kind.is_some_and(is_known) || matches!(event.get("ignorable"), Some(Json::Bool(true))) {
-            continue;
-        }
-        let shown = event
-            .get("type")
-            .map(Json::to_js_string)
-            .unwrap_or_else(|| "undefined".into());
-        let seq = event
-            .get("seq")
-            .map(Json::to_js_string)
-            .unwrap_or_else(|| "undefined".into());
-        return Err(LogFault::new(
-            ErrorCode::LoadUnknownEventType,
-            format!(
-                "event type {shown} (seq {seq}) is unknown and not marked ignorable; the log was likely written by a newer harness"
-            ),
-        ));
+        kind.is_some_and(is_known) || matches!(event.get("ignorable"), Some(Json::Bool(true)))
+    };
+    match events.iter().find(|event| !known(event)) {
+        Some(event) => Err(unknown_type(event)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn unknown_type(event: &Json) -> LogFault {
+    let shown = event
+        .get("type")
+        .map(Json::to_js_string)
+        .unwrap_or_else(|| "undefined".into());
+    let seq = event
+        .get("seq")
+        .map(Json::to_js_string)
+        .unwrap_or_else(|| "undefined".into());
+    LogFault::new(
+        ErrorCode::LoadUnknownEventType,
+        format!(
+            "event type {shown} (seq {seq}) is unknown and not marked ignorable; the log was likely written by a newer harness"
+        ),
+    )
 }
 
 fn has_provider_model(value: Option<&Json>) -> bool {
