@@ -484,6 +484,16 @@ impl serde::Serialize for Event {
     }
 }
 
+/// `bytes` as text, if they are UTF-8, checked with SIMD: std's check walks ASCII eight bytes
+/// at a time in wasm32, and the texts checked here are large (a helper's read of a whole log,
+/// a packed block a search reads back).
+#[allow(unsafe_code)]
+pub(crate) fn utf8_text(bytes: Vec<u8>) -> Option<String> {
+    simdutf8::basic::from_utf8(&bytes).ok()?;
+    // SAFETY: the line above found `bytes` to be UTF-8.
+    Some(unsafe { String::from_utf8_unchecked(bytes) })
+}
+
 #[cfg(test)]
 mod tests {
     use crate::json::{Json, ParseLimits};

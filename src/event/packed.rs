@@ -127,7 +127,7 @@ impl Block {
         // The bytes were compressed here from a `str`, so neither step can fail short of
         // memory corruption.
         let raw = lz4_flex::decompress(&self.bytes, self.raw_len).expect("a packed block decompresses");
-        String::from_utf8(raw).expect("a packed block holds UTF-8")
+        super::utf8_text(raw).expect("a packed block holds UTF-8")
     }
 }
 

@@ -196,7 +196,8 @@ pub fn adopt(mut bytes: Vec<u8>, expected: &Expected) -> Option<Adopted> {
     let synthetic_closers = input.usize()?;
     let torn_bytes = input.u64()?;
     bytes.truncate(text_len);
-    let text = utf8_text(bytes)?;
+    // The whole text of a log a helper read: most of what a load adopts from its helpers.
+    let text = crate::event::utf8_text(bytes)?.into_boxed_str();
     let events = read_events(&mut input, text)?;
     if !input.0.is_empty() || synthetic_closers > events.len() {
         return None;
@@ -211,16 +212,6 @@ pub fn adopt(mut bytes: Vec<u8>, expected: &Expected) -> Option<Adopted> {
         surface,
     };
     Some(Adopted { log, decompressed })
-}
-
-/// `bytes` as text, if they are UTF-8: the whole text of a log a helper read, checked with
-/// SIMD (std's check walks ASCII eight bytes at a time in wasm32, and this text is most of
-/// what a load adopts from its helpers).
-#[allow(unsafe_code)]
-fn utf8_text(bytes: Vec<u8>) -> Option<Box<str>> {
-    simdutf8::basic::from_utf8(&bytes).ok()?;
-    // SAFETY: the line above found `bytes` to be UTF-8.
-    Some(unsafe { String::from_utf8_unchecked(bytes) }.into_boxed_str())
 }
 
 /// The length of the text a read log's `bytes` start with, when they end as
