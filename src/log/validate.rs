@@ -74,6 +74,7 @@ pub(super) fn known_types(events: &[Json]) -> Result<(), LogFault> {
     }
 }
 
+/// The refusal of `event`'s type, in DSH's words. Out of line: no valid log reaches it.
 #[cold]
 #[inline(never)]
 fn unknown_type(event: &Json) -> LogFault {
