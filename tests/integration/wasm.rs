@@ -175,6 +175,17 @@ fn step_supplying(archive: &mut WasmArchive, entries: &[(&str, Vec<u8>)]) -> Vec
     }
 }
 
+/// Offers each of `entries` to a begun deferred load at its size alone; each then waits for
+/// its step.
+fn defer_whole(archive: &mut WasmArchive, entries: &[(&str, Vec<u8>)]) {
+    for (path, bytes) in entries {
+        let needs = archive
+            .load_defer(path.to_string(), bytes.len() as u64, None)
+            .expect("offers");
+        assert_eq!(needs, "\"nothing\"", "{path} waits for its step");
+    }
+}
+
 #[wasm_bindgen_test]
 fn a_deferred_load_asks_for_each_log_by_step_and_loads_as_an_added_one() {
     let entries = [
@@ -204,12 +215,7 @@ fn a_deferred_load_asks_for_each_log_by_step_and_loads_as_an_added_one() {
 
     // A supply that reads short, or a read the host could not make, fails that log alone.
     archive.load_begin("{}").expect("begins");
-    for (path, bytes) in &entries[..2] {
-        let needs = archive
-            .load_defer(path.to_string(), bytes.len() as u64, None)
-            .expect("offers");
-        assert_eq!(needs, "\"nothing\"");
-    }
+    defer_whole(&mut archive, &entries[..2]);
     let step: serde_json::Value = serde_json::from_str(&archive.load_step().expect("gathers")).expect("JSON");
     assert_eq!(step["need"]["entry"], 1);
     let error = archive.load_step().expect_err("not supplied");
@@ -243,12 +249,7 @@ fn a_read_for_transfer_reuses_a_spare_buffer_that_fits() {
     ];
     let mut archive = archive();
     archive.load_begin("{}").expect("begins");
-    for (path, bytes) in &entries {
-        let needs = archive
-            .load_defer(path.to_string(), bytes.len() as u64, None)
-            .expect("offers");
-        assert_eq!(needs, "\"nothing\"");
-    }
+    defer_whole(&mut archive, &entries);
     let roomy = js_sys::ArrayBuffer::new(1 << 20);
     let small = js_sys::ArrayBuffer::new(1);
     let mut spares = [Some(roomy), Some(small)].into_iter();
