@@ -615,8 +615,9 @@ export function createApi(loadRaw, readers = null) {
           check();
           const { read } = taken;
           const supplied = this.#supplyRead(handle, key, read);
-          // The load has copied a helper's read: its buffer goes back for the helper's next.
-          if (read !== null && read !== READ_HERE) ahead.release(read);
+          // The load has copied a helper's read: its buffer goes back for the helper's next
+          // (`release` knows which reads a helper made, and passes over the rest).
+          ahead?.release(read);
           if (!supplied) {
             const bytes = prefetch.take(key);
             prefetch.start(successors.get(key));
