@@ -175,6 +175,17 @@ fn step_supplying(archive: &mut WasmArchive, entries: &[(&str, Vec<u8>)]) -> Vec
     }
 }
 
+/// Two logs of a root, a plain one and a compacted zstd one.
+fn two_logs() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        (
+            "root/b.jsonl",
+            include_bytes!("../fixtures/spec/plain_appends.jsonl").to_vec(),
+        ),
+        ("root/a.jsonl.zstd", compacted_zstd_log()),
+    ]
+}
+
 /// Offers each of `entries` to a begun deferred load at its size alone; each then waits for
 /// its step.
 fn defer_whole(archive: &mut WasmArchive, entries: &[(&str, Vec<u8>)]) {
@@ -188,14 +199,8 @@ fn defer_whole(archive: &mut WasmArchive, entries: &[(&str, Vec<u8>)]) {
 
 #[wasm_bindgen_test]
 fn a_deferred_load_asks_for_each_log_by_step_and_loads_as_an_added_one() {
-    let entries = [
-        (
-            "root/b.jsonl",
-            include_bytes!("../fixtures/spec/plain_appends.jsonl").to_vec(),
-        ),
-        ("root/a.jsonl.zstd", compacted_zstd_log()),
-        ("lone.jsonl", b"not a log".to_vec()),
-    ];
+    let mut entries = two_logs();
+    entries.push(("lone.jsonl", b"not a log".to_vec()));
     let mut archive = archive();
     archive.load_begin("{}").expect("begins");
     for (path, bytes) in &entries {
@@ -240,13 +245,7 @@ fn a_deferred_load_asks_for_each_log_by_step_and_loads_as_an_added_one() {
 /// else in a new buffer with room to spare; the load adopts either as a read made alone.
 #[wasm_bindgen_test]
 fn a_read_for_transfer_reuses_a_spare_buffer_that_fits() {
-    let entries = [
-        (
-            "root/b.jsonl",
-            include_bytes!("../fixtures/spec/plain_appends.jsonl").to_vec(),
-        ),
-        ("root/a.jsonl.zstd", compacted_zstd_log()),
-    ];
+    let entries = two_logs();
     let mut archive = archive();
     archive.load_begin("{}").expect("begins");
     defer_whole(&mut archive, &entries);
