@@ -5,7 +5,9 @@
 // median over the engine's, DSH measured in the same rounds. Then the checks against DSH:
 // every first page (items, order, snippets, headers, next-page presence) and, as information,
 // the prepare answers (DSH's fields, context ids set aside) and the appendLive searches.
-// Exits 1 when a first page differs from DSH's; no time is ever judged.
+// Without a DSH run (BENCH_ENGINES left it out) the times are printed with no ratios or checks.
+// Exits 1 when a first page differs from DSH's, or when --checks-only has no DSH run to check
+// against; no time is ever judged.
 //
 //   node report.mjs TIER_DIR... [--json SUMMARY.json] [--checks-only]
 import fs from 'node:fs';
@@ -61,8 +63,10 @@ function readTier(dir) {
     }
   }
   const engines = [...byEngine.keys()].sort((a, b) => ENGINE_ORDER.indexOf(a) - ENGINE_ORDER.indexOf(b));
-  if (engines[0] !== 'dsh/sqlite') throw new Error(`${dir}: no DSH run to compare with`);
-  return { dir, rounds: rounds.length, engines, runs: byEngine };
+  if (engines.length === 0) throw new Error(`${dir}: no engine's run`);
+  // Without DSH (BENCH_ENGINES left it out) the times are still printed, with no ratios or checks.
+  const hasDsh = engines[0] === 'dsh/sqlite';
+  return { dir, rounds: rounds.length, engines, runs: byEngine, hasDsh };
 }
 
 /** First pages of `run` against DSH's: a list of differing queries. */
@@ -86,6 +90,7 @@ function pageDifferences(want, got) {
 }
 
 function checksOf(tier) {
+  if (!tier.hasDsh) return null;
   const dsh = tier.runs.get('dsh/sqlite');
   const checks = {};
   for (const engine of tier.engines.slice(1)) {
@@ -107,7 +112,7 @@ function checksOf(tier) {
 }
 
 function summarizeTier(tier) {
-  const dsh = tier.runs.get('dsh/sqlite')[0];
+  const first = tier.runs.get(tier.engines[0])[0];
   const engines = {};
   for (const engine of tier.engines) {
     const runs = tier.runs.get(engine);
@@ -119,7 +124,7 @@ function summarizeTier(tier) {
     engines[engine] = { rounds: runs.length, metrics, classes, memory: runs.at(-1).memory };
   }
   const ratios = {};
-  for (const engine of tier.engines.slice(1)) {
+  for (const engine of tier.hasDsh ? tier.engines.slice(1) : []) {
     ratios[engine] = {};
     for (const key of Object.keys(METRICS)) {
       const a = engines['dsh/sqlite'].metrics[key]?.median, b = engines[engine].metrics[key]?.median;
@@ -127,12 +132,16 @@ function summarizeTier(tier) {
     }
   }
   const live = Object.fromEntries(tier.engines.map((engine) => [engine, liveOf(tier.runs.get(engine))]).filter(([, l]) => l !== null));
-  return { events: dsh.events, textBytes: dsh.textBytes, queries: dsh.perQuery.length, timedPasses: dsh.latency.sessions.n / dsh.perQuery.length, rounds: tier.rounds, engines, ratios, live, checks: checksOf(tier) };
+  return { events: first.events, textBytes: first.textBytes, queries: first.perQuery.length, timedPasses: first.latency.sessions.n / first.perQuery.length, rounds: tier.rounds, engines, ratios, live, checks: checksOf(tier) };
 }
 
 function printTier(s) {
   console.log(`\n== ${s.events} events, ${(s.textBytes / 1e6).toFixed(1)} MB of text: ${s.rounds} rounds (engines alternating), ${s.queries} queries × ${s.timedPasses} timed passes × 2 methods per round ==`);
   if (!argv['checks-only']) printTimes(s);
+  if (s.checks === null) {
+    console.log('\nno DSH run in this tier: no ratios, and first pages not checked');
+    return;
+  }
   console.log(`\nfirst pages vs DSH (items, order, snippets, headers, next-page presence; ${s.queries} queries × 2 methods, every round):`);
   for (const [engine, c] of Object.entries(s.checks)) {
     console.log(`  ${pad(engine, 22, true)} ${c.pages.length === 0 ? 'identical' : `${c.pages.length} differ`}`);
@@ -154,7 +163,7 @@ function printTimes(s) {
     const ratios = engines.map((e) => s.ratios[e]?.[key]);
     if (ratios.some((r) => r != null)) console.log(`${pad('  × DSH', 17, true)}${ratios.map((r) => pad(r == null ? '' : `${r.toFixed(r >= 10 ? 0 : 1)}×`, width)).join('')}`);
   }
-  const classes = Object.keys(s.engines['dsh/sqlite'].classes);
+  const classes = Object.keys(Object.values(s.engines)[0].classes);
   console.log(`\nper query class, both methods: p50 / p95 / max ms (medians over rounds):`);
   console.log(`${pad('engine', 15, true)} ${classes.map((c) => pad(c, 22)).join('')}`);
   for (const [engine, e] of Object.entries(s.engines)) {
@@ -185,7 +194,9 @@ function liveOf(runs) {
 
 const summaries = tiers.map((dir) => summarizeTier(readTier(dir)));
 for (const s of summaries) printTier(s);
-const failed = summaries.some((s) => Object.values(s.checks).some((c) => c.pages.length > 0));
+const failed = summaries.some((s) => Object.values(s.checks ?? {}).some((c) => c.pages.length > 0));
+// A checks-only run (the smoke tier in `make test`) must have checked something.
+const unchecked = argv['checks-only'] && summaries.some((s) => s.checks === null);
 if (argv.json) {
   const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, platform: `${os.type()} ${os.release()}` };
   fs.writeFileSync(argv.json, JSON.stringify({ generatedAt: new Date().toISOString(), machine, tiers: summaries }, null, 1) + '\n');
@@ -193,5 +204,9 @@ if (argv.json) {
 }
 if (failed) {
   console.log('\nFAIL: first pages differ from DSH\'s');
+  process.exit(1);
+}
+if (unchecked) {
+  console.log('\nFAIL: no DSH run to check the first pages against');
   process.exit(1);
 }
