@@ -16,6 +16,25 @@ const METHODS = [
   'formatSessionReferenceMention', 'parseSessionReferenceText',
 ];
 
+/**
+ * Inputs per message when a load's inputs go to the worker ahead of the call. Serializing a
+ * File the page picked costs a synchronous lookup of its size and date (about a millisecond
+ * here), so a folder of thousands in one message would hold the page for seconds.
+ */
+const INPUTS_PER_MESSAGE = 8;
+
+/** Resolves in a later task (a message to itself: unlike timers, never throttled in a background tab). */
+function nextTask() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
+}
+
 function defaultWorker() {
   return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'dsh-session-search' });
 }
@@ -82,14 +101,38 @@ class Channel {
       signal?.addEventListener('abort', onAbort, { once: true });
       const cleanup = () => signal?.removeEventListener('abort', onAbort);
       this.#pending.set(id, { resolve, reject, onProgress, spill, cleanup });
-      try {
-        this.#worker.postMessage({ ...message, id });
-      } catch (error) {
+      this.#post(id, message, signal).catch((error) => {
         this.#pending.delete(id);
         cleanup();
         reject(argumentError(`the arguments cannot be sent to the worker: ${error.message}`));
-      }
+      });
     });
+  }
+
+  /**
+   * Posts a request. A load of more than INPUTS_PER_MESSAGE inputs sends them ahead a few per
+   * task, the first after the caller's task (a file picker's change event) has ended.
+   */
+  async #post(id, message, signal) {
+    const inputs = message.method === 'load' && Array.isArray(message.args[0]) ? message.args[0] : null;
+    if (inputs === null || inputs.length <= INPUTS_PER_MESSAGE) {
+      this.#worker.postMessage({ ...message, id });
+      return;
+    }
+    let at = 0;
+    try {
+      for (; inputs.length - at > INPUTS_PER_MESSAGE; at += INPUTS_PER_MESSAGE) {
+        await nextTask();
+        this.#worker.postMessage({ op: 'inputs', id, items: inputs.slice(at, at + INPUTS_PER_MESSAGE) });
+      }
+      await nextTask();
+    } catch (error) {
+      this.#worker.postMessage({ op: 'inputs-drop', id });
+      throw error;
+    }
+    // An abort while the inputs went ahead reached the worker before its call: say it again.
+    const aborted = message.aborted || signal?.aborted === true;
+    this.#worker.postMessage({ ...message, id, args: [inputs.slice(at), ...message.args.slice(1)], inputsAhead: true, aborted });
   }
 
   terminate() {

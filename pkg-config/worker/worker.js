@@ -1,12 +1,15 @@
 // The Web Worker side of `dsh-session-search/worker`: one archive per worker, each request
 // answered with {id, ok, value} or {id, ok: false, error: {name, code, message}}; progress and
-// spill requests travel as their own messages, aborts arrive as {op: 'abort', id}.
+// spill requests travel as their own messages, aborts arrive as {op: 'abort', id}, and a
+// load's many inputs may arrive ahead of its call as {op: 'inputs', id, items}.
 import { SessionArchive, encodeSessionReferenceUri, decodeSessionReferenceUri, formatSessionReferenceMention, parseSessionReferenceText } from '../entries/browser.js';
 import { toTransferable } from '../lib/errors.js';
 
 const STATICS = { encodeSessionReferenceUri, decodeSessionReferenceUri, formatSessionReferenceMention, parseSessionReferenceText };
 const controllers = new Map();
 const pendingSpills = new Map();
+/** A load's inputs sent ahead of its call (client.js), by request id. */
+const inputsAhead = new Map();
 let archive = null;
 let nextSpill = 0;
 
@@ -61,6 +64,12 @@ function localOptions(id, message) {
   return options;
 }
 
+function takeInputsAhead(id) {
+  const inputs = inputsAhead.get(id) ?? [];
+  inputsAhead.delete(id);
+  return inputs;
+}
+
 async function run(message) {
   switch (message.op) {
     case 'create':
@@ -71,7 +80,8 @@ async function run(message) {
     case 'call': {
       if (archive === null) archive = await SessionArchive.create();
       const options = localOptions(message.id, message);
-      const args = options === undefined ? message.args : [...message.args, options];
+      const given = message.inputsAhead ? [takeInputsAhead(message.id).concat(message.args[0]), ...message.args.slice(1)] : message.args;
+      const args = options === undefined ? given : [...given, options];
       return archive[message.method](...args);
     }
     case 'free':
@@ -86,6 +96,16 @@ self.addEventListener('message', async (event) => {
   const message = event.data;
   if (message.op === 'abort') {
     controllers.get(message.id)?.abort();
+    return;
+  }
+  if (message.op === 'inputs') {
+    const inputs = inputsAhead.get(message.id) ?? [];
+    for (const item of message.items) inputs.push(item);
+    inputsAhead.set(message.id, inputs);
+    return;
+  }
+  if (message.op === 'inputs-drop') {
+    inputsAhead.delete(message.id);
     return;
   }
   if (message.op === 'spill-result') {

@@ -25,7 +25,7 @@ export async function runAll(api, runScenario, kinds) {
   results.checks.spill = await spillLocator(archive);
   archive.free();
   const closed = await archive.listSessions().then(() => 'resolved', (error) => `${error.name} ${error.code}`);
-  results.checks = { ...results.checks, progressEvents: progress.length, lastProgress: progress.at(-1), aborted, closed, lazy: await lazySource(api) };
+  results.checks = { ...results.checks, progressEvents: progress.length, lastProgress: progress.at(-1), aborted, closed, lazy: await lazySource(api), unsendable: await unsendableInput(api) };
   return results;
 }
 
@@ -69,4 +69,17 @@ async function spillLocator(archive) {
     return { ...result.references[0].spill, cancelled };
   }
   return null;
+}
+
+/**
+ * A load of many inputs (the worker entry sends them ahead a few at a time) whose twelfth
+ * cannot be posted fails as a bad argument, and the same archive then loads the sample whole.
+ */
+async function unsendableInput(api) {
+  const archive = await api.SessionArchive.create();
+  const inputs = Array.from({ length: 20 }, (_, i) => ({ path: `root/s${i}.jsonl`, bytes: i === 11 ? () => {} : new Uint8Array() }));
+  const failed = await archive.load(inputs).then(() => 'resolved', (error) => `${error.name} ${error.code}`);
+  const report = await archive.load(await fetchInputs('zip'));
+  archive.free();
+  return { failed, sessionsAfter: report.sessions.length };
 }
