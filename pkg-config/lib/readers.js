@@ -33,6 +33,21 @@ const HELPER_WINDOW = 8;
 const PREFETCH_LOGS = 2;
 
 /**
+ * How long `take` waits for a helper's read before it lets the load report progress again: a
+ * helper's first read (its start included) or a large log's can take a few hundred ms.
+ */
+const WAIT_REPORT_MS = 100;
+
+/** True once `promise` (which never rejects) settles, false if `ms` pass first. */
+function settlesWithin(promise, ms) {
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([promise.then(() => true), late]).finally(() => clearTimeout(timer));
+}
+
+/**
  * Inputs' bytes asked for a little ahead of their use: `start(entry)` asks for them,
  * `take(entry)` resolves to them (asking now if nobody did), `drop(entry)` forgets a read
  * that another thread will make. `read(entry)` gives a promise of one input's bytes; inputs
@@ -252,8 +267,8 @@ export class ReadAhead {
 
   /**
    * What was read of `entry`, the log the load needs next: `{read}` (null: read it yourself),
-   * or `{pending: true}` once this thread has read one log ahead while a helper still reads
-   * `entry` (the caller reports progress and asks again).
+   * or `{pending: true}` once this thread has read one log ahead, or waited WAIT_REPORT_MS,
+   * while a helper still reads `entry` (the caller reports progress and asks again).
    */
   async take(entry) {
     const read = this.#reads.get(entry);
@@ -264,6 +279,7 @@ export class ReadAhead {
       return { read: null };
     }
     if (!read.done && (await this.#readOneHere())) return { pending: true };
+    if (!read.done && !(await settlesWithin(read.promise, WAIT_REPORT_MS))) return { pending: true };
     this.#reads.delete(entry);
     if (read.byHelper) this.#byHelpers--;
     const value = await read.promise;
