@@ -101,9 +101,9 @@ export class SessionView {
         this.#facts(header, record)),
       tablist,
       el('div', { id: 'panel-transcript', role: 'tabpanel', 'aria-labelledby': 'tab-transcript', hidden: this.tab !== 'transcript' }, this.#transcript()),
-      el('div', { id: 'panel-events', role: 'tabpanel', 'aria-labelledby': 'tab-events', hidden: this.tab !== 'events' }, this.#rawEvents()),
+      el('div', { id: 'panel-events', role: 'tabpanel', 'aria-labelledby': 'tab-events', hidden: true }),
       el('div', { id: 'panel-surface', role: 'tabpanel', 'aria-labelledby': 'tab-surface', hidden: true }));
-    if (this.tab === 'surface') this.#switch('surface');
+    if (this.tab !== 'transcript') this.#switch(this.tab);
   }
 
   #switch(key) {
@@ -114,9 +114,11 @@ export class SessionView {
       tab.tabIndex = on ? 0 : -1;
     }
     for (const panel of this.root.querySelectorAll('[role="tabpanel"]')) panel.hidden = panel.id !== `panel-${key}`;
-    const surface = this.root.querySelector('#panel-surface');
-    // Rendered on first view: the surface of a long session is thousands of events.
-    if (key === 'surface' && surface && !surface.firstChild) surface.append(this.#surface());
+    // The event list and the surface are rendered on first view: a long session has thousands
+    // of events, and opening it (a search hit) must not wait for rows nobody looks at yet.
+    const panel = this.root.querySelector(`#panel-${key}`);
+    if (key === 'events' && panel && !panel.firstChild) panel.append(this.#rawEvents());
+    if (key === 'surface' && panel && !panel.firstChild) panel.append(this.#surface());
   }
 
   #facts(header, record) {
