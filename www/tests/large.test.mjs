@@ -137,6 +137,7 @@ async function openSearchReopen() {
   await page.waitForSelector('.focused', { timeout: 60000 });
   await page.waitForSelector('.transcript[data-complete]', { timeout: 60000 });
   const searchLongTasks = await page.evaluate(() => window.__longTasks);
+  const longFrames = await page.evaluate(() => window.__longFrames.filter((f) => f.ms > 50));
   const searchLongest = Math.max(0, ...searchLongTasks.map((l) => l.duration));
   const figures = {
     events: EVENTS, logEvents: manifest.logEvents ?? null, sessions: manifest.sessions ?? null,
@@ -145,6 +146,7 @@ async function openSearchReopen() {
     searchMs: searchTimes, index,
     marks: marks.map(([name, at]) => [name, Math.round(at)]), progressAt: progress.map(Math.round), loadLongTasks: longTasks.map((l) => [Math.round(l.start), Math.round(l.duration)]),
     searchLongTasks: searchLongTasks.map((l) => [Math.round(l.start), Math.round(l.duration)]),
+    longFrames,
   };
   await t.close();
   // Reopen in the same browser profile: the stored index is restored instead of rebuilt.
@@ -156,6 +158,7 @@ async function openSearchReopen() {
   figures.reopenIndex = await again.page.locator('.index-note').first().textContent();
   figures.reopenHow = await again.page.evaluate(() => document.body.dataset.index);
   figures.reopenLongestTaskMs = Math.round(Math.max(0, ...(await again.page.evaluate(() => window.__longTasks.map((l) => l.duration)))));
+  figures.reopenLongFrames = await again.page.evaluate(() => window.__longFrames.filter((f) => f.ms > 50));
   console.log(`# ${JSON.stringify(figures)}`);
   // The build went on after the search answered (a search that finished it would leave no
   // report between its answer and the end of the build).
