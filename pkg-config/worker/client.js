@@ -35,6 +35,11 @@ function nextTask() {
   });
 }
 
+/** A load request's inputs when given as an array (those may be sent ahead), else none. */
+function inputsOf(message) {
+  return message.method === 'load' && Array.isArray(message.args[0]) ? message.args[0] : [];
+}
+
 function defaultWorker() {
   return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'dsh-session-search' });
 }
@@ -44,6 +49,12 @@ class Channel {
   #worker;
   #pending = new Map();
   #nextId = 0;
+  /**
+   * Settles once the requests posted in several tasks (a load's inputs sent ahead) are all
+   * sent; null when none is under way. Requests made meanwhile are posted after it, so the
+   * worker receives every call in the order it was made.
+   */
+  #sending = null;
 
   constructor(worker) {
     this.#worker = worker;
@@ -101,11 +112,18 @@ class Channel {
       signal?.addEventListener('abort', onAbort, { once: true });
       const cleanup = () => signal?.removeEventListener('abort', onAbort);
       this.#pending.set(id, { resolve, reject, onProgress, spill, cleanup });
-      this.#post(id, message, signal).catch((error) => {
+      const post = () => this.#post(id, message, signal);
+      const sent = (this.#sending === null ? post() : this.#sending.then(post)).catch((error) => {
         this.#pending.delete(id);
         cleanup();
         reject(argumentError(`the arguments cannot be sent to the worker: ${error.message}`));
       });
+      if (this.#sending !== null || inputsOf(message).length > INPUTS_PER_MESSAGE) {
+        this.#sending = sent;
+        sent.then(() => {
+          if (this.#sending === sent) this.#sending = null;
+        });
+      }
     });
   }
 
@@ -114,9 +132,11 @@ class Channel {
    * task, the first after the caller's task (a file picker's change event) has ended.
    */
   async #post(id, message, signal) {
-    const inputs = message.method === 'load' && Array.isArray(message.args[0]) ? message.args[0] : null;
-    if (inputs === null || inputs.length <= INPUTS_PER_MESSAGE) {
-      this.#worker.postMessage({ ...message, id });
+    // An abort before the call is posted reached the worker ahead of it: say it again.
+    const aborted = message.aborted || signal?.aborted === true;
+    const inputs = inputsOf(message);
+    if (inputs.length <= INPUTS_PER_MESSAGE) {
+      this.#worker.postMessage(message.signal ? { ...message, id, aborted } : { ...message, id });
       return;
     }
     let at = 0;
@@ -130,9 +150,7 @@ class Channel {
       this.#worker.postMessage({ op: 'inputs-drop', id });
       throw error;
     }
-    // An abort while the inputs went ahead reached the worker before its call: say it again.
-    const aborted = message.aborted || signal?.aborted === true;
-    this.#worker.postMessage({ ...message, id, args: [inputs.slice(at), ...message.args.slice(1)], inputsAhead: true, aborted });
+    this.#worker.postMessage({ ...message, id, args: [inputs.slice(at), ...message.args.slice(1)], inputsAhead: true, aborted: aborted || signal?.aborted === true });
   }
 
   terminate() {

@@ -71,6 +71,7 @@ function compare(results, expected, where) {
     // A lazy source's callbacks cannot be posted to a worker: its entry refuses the source.
     const lazy = side === 'page' ? 'listed 0' : 'SessionArgumentError SESSION_INVALID_ARGUMENT';
     if (checks.lazy !== lazy) throw new Error(`${where} ${side}: a lazy source gave ${checks.lazy}, not ${lazy}`);
+    if (checks.loadOrder?.[1] !== 'duplicate') throw new Error(`${where} ${side}: two loads called back to back gave ${JSON.stringify(checks.loadOrder)}`);
     const { failed, sessionsAfter } = checks.unsendable;
     if (failed !== 'SessionArgumentError SESSION_INVALID_ARGUMENT' || sessionsAfter < 1) throw new Error(`${where} ${side}: a load with an input that cannot be posted gave ${JSON.stringify(checks.unsendable)}`);
   }

@@ -25,7 +25,7 @@ export async function runAll(api, runScenario, kinds) {
   results.checks.spill = await spillLocator(archive);
   archive.free();
   const closed = await archive.listSessions().then(() => 'resolved', (error) => `${error.name} ${error.code}`);
-  results.checks = { ...results.checks, progressEvents: progress.length, lastProgress: progress.at(-1), aborted, closed, lazy: await lazySource(api), unsendable: await unsendableInput(api) };
+  results.checks = { ...results.checks, progressEvents: progress.length, lastProgress: progress.at(-1), aborted, closed, lazy: await lazySource(api), unsendable: await unsendableInput(api), loadOrder: await loadOrder(api) };
   return results;
 }
 
@@ -82,4 +82,17 @@ async function unsendableInput(api) {
   const report = await archive.load(await fetchInputs('zip'));
   archive.free();
   return { failed, sessionsAfter: report.sessions.length };
+}
+
+/**
+ * Two loads called back to back, the first of many inputs (which the worker entry sends ahead
+ * over several tasks): they run in call order, so the second finds its logs already loaded.
+ */
+async function loadOrder(api) {
+  const archive = await api.SessionArchive.create();
+  const inputs = await fetchInputs('root');
+  const reports = await Promise.all([archive.load(inputs), archive.load(inputs.slice(0, 2))]);
+  archive.free();
+  const outcomes = (report) => [...new Set(report.sessions.map((s) => s.outcome))].sort().join(',');
+  return reports.map(outcomes);
 }
