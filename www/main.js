@@ -103,7 +103,14 @@ async function main() {
     document.body.dataset.index = 'indexing';
     document.body.dataset.listed = String(Number(document.body.dataset.listed ?? 0) + 1);
     status(`Loaded ${entry.name}: ${sessions.sessions.length} sessions; indexing, searches answer meanwhile`);
-    if (!session.sessionId && !route()) session.clear(loadedState(sessions.sessions.length));
+    if (!session.sessionId && !route()) showLoaded();
+  }
+
+  /** The "N sessions loaded" welcome, unless the view shows it already (a load's end repeats its start). */
+  function showLoaded() {
+    const state = loadedState(sessions.sessions.length);
+    const shown = view.querySelector(':scope > .welcome > h2')?.textContent;
+    if (shown !== state.querySelector('h2').textContent) session.clear(state);
   }
 
   async function loaded(entry) {
@@ -125,7 +132,7 @@ async function main() {
     document.body.dataset.index = entry.index.how;
     if (session.sessionId && sessions.has(session.sessionId)) await session.reload();
     else if (route()) await openRoute();
-    else if (!session.sessionId) session.clear(loadedState(sessions.sessions.length));
+    else if (!session.sessionId) showLoaded();
     if (search.request) {
       // Page 1 is re-run on the next keystroke; a "more" from the old corpus shows the stale cursor.
       $('search-status').textContent = 'The archive changed since this search.';

@@ -17,15 +17,32 @@ export class SessionList {
     root.addEventListener('keydown', (e) => this.#keys(e));
   }
 
+  /**
+   * Shows `sessions`. The same list again (a load's end lists what its start listed) changes
+   * nothing on the page: rebuilding the rows of a large archive costs the main thread a layout.
+   */
   show(sessions) {
+    const shown = listKey(sessions);
+    if (shown === this.shownKey) return;
+    this.shownKey = shown;
     this.sessions = sessions;
     this.byId = new Map(sessions.map((s) => [s.id, s]));
-    const cwds = [...new Set(sessions.map((s) => s.header.cwd ?? NO_CWD))].sort();
-    const chosen = this.cwd.value;
-    replace(this.cwd, el('option', { value: '', text: 'All folders' }),
-      ...cwds.map((c) => el('option', { value: c, text: c === NO_CWD ? '(no folder)' : c })));
-    this.cwd.value = cwds.includes(chosen) ? chosen : '';
+    this.#folders([...new Set(sessions.map((s) => s.header.cwd ?? NO_CWD))].sort());
     this.render();
+  }
+
+  /**
+   * The folder filter's options after its first ("All folders"), which stays: replacing the
+   * selected option would count as a change of the control, and Chromium lays the page out at
+   * once on such a change (for autofill), inside the task that made it.
+   */
+  #folders(cwds) {
+    const chosen = this.cwd.value;
+    const [all, ...old] = this.cwd.options;
+    if (cwds.join('\n') === old.map((o) => o.value).join('\n')) return;
+    if (!cwds.includes(chosen) && chosen !== '') this.cwd.value = all.value;
+    for (const option of old) option.remove();
+    this.cwd.append(...cwds.map((c) => el('option', { value: c, text: c === NO_CWD ? '(no folder)' : c, selected: c === chosen })));
   }
 
   has(id) {
@@ -117,4 +134,9 @@ export class SessionList {
     e.preventDefault();
     rows[Math.max(0, Math.min(rows.length - 1, at + (e.key === 'ArrowDown' ? 1 : -1)))].focus();
   }
+}
+
+/** What the list shows of each session, in order: equal keys render equal lists. */
+function listKey(sessions) {
+  return JSON.stringify(sessions.map((s) => [s.id, s.title, s.events, s.live, s.persisted, s.header]));
 }
