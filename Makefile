@@ -78,7 +78,7 @@ test-wasm: | wasm-cc ## Build for wasm32 and run the wasm tests under Node.
 test-e2e: www-deps cli-debug ## Drive the viewer in Debian's Chromium (playwright-core; no browser download); screenshots in target/e2e/.
 	node --test --test-concurrency=1 www/tests/viewer.test.mjs
 
-test-e2e-large: www-deps ## Load a generated 100,000-event archive in the viewer: progress every <= 250 ms, no long task > 100 ms.
+test-e2e-large: www-deps ## Load a generated 100,000-event archive in the viewer: progress every <= 250 ms, no long task > 100 ms (at the reference speed, scaled on a slower machine).
 	node --test www/tests/large.test.mjs
 
 cli-debug: ## Build the command line (debug, as test-native builds it): the e2e tests' native answers.
