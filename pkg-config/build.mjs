@@ -41,7 +41,7 @@ const read = (files) => Buffer.concat(files.map((f) => readFileSync(join(outDir,
 const parts = {
   wasm: sizes(read(['wasm/dsh_session_search_bg.wasm'])),
   glue: sizes(read(['wasm/dsh_session_search.js'])),
-  wrapper: sizes(read(['entries/browser.js', 'lib/core.js', 'lib/errors.js', 'lib/exports.js'])),
+  wrapper: sizes(read(['entries/browser.js', 'lib/core.js', 'lib/errors.js', 'lib/exports.js', 'lib/tasks.js'])),
 };
 const total = (key) => parts.wasm[key] + parts.glue[key] + parts.wrapper[key];
 const report = { ...parts, total: { raw: total('raw'), gzip: total('gzip'), brotli: total('brotli') } };

@@ -3,6 +3,7 @@
 // a function that returns the initialised raw module (or a Promise of it).
 
 import { Prefetch, ReadAhead, readerCount } from './readers.js';
+import { yieldToEventLoop } from './tasks.js';
 import { SegmentBuilders, builderCount } from './segments.js';
 import {
   SessionArgumentError,
@@ -289,25 +290,6 @@ const WAITING_REPORT_MS = 100;
 
 function pause(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/**
- * Lets queued messages (an abort, other calls) run. setImmediate where there is one (Node,
- * Bun): Node delivers a process's first MessageChannel message 50-70 ms late, a tenth of a
- * large first load. Else a MessageChannel round trip, not setTimeout(0): nested timers are
- * clamped to 4 ms, which over hundreds of steps adds seconds.
- */
-function yieldToEventLoop() {
-  if (typeof setImmediate === 'function') return new Promise((resolve) => setImmediate(resolve));
-  if (typeof MessageChannel !== 'function') return new Promise((resolve) => setTimeout(resolve, 0));
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
-  });
 }
 
 /**

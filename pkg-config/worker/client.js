@@ -2,6 +2,7 @@
 // loading and searching never block the page. Every method returns a Promise; errors keep their
 // class, `name`, `code` and `message`; onProgress, spill and AbortSignal work across the boundary.
 import { argumentError, fromTransferable, SessionArgumentError } from '../lib/errors.js';
+import { yieldToEventLoop } from '../lib/tasks.js';
 
 export * from '../lib/exports.js';
 
@@ -22,18 +23,6 @@ const METHODS = [
  * here), so a folder of thousands in one message would hold the page for seconds.
  */
 const INPUTS_PER_MESSAGE = 8;
-
-/** Resolves in a later task (a message to itself: unlike timers, never throttled in a background tab). */
-function nextTask() {
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
-  });
-}
 
 /** A load request's inputs when given as an array (those may be sent ahead), else none. */
 function inputsOf(message) {
@@ -142,10 +131,10 @@ class Channel {
     let at = 0;
     try {
       for (; inputs.length - at > INPUTS_PER_MESSAGE; at += INPUTS_PER_MESSAGE) {
-        await nextTask();
+        await yieldToEventLoop();
         this.#worker.postMessage({ op: 'inputs', id, items: inputs.slice(at, at + INPUTS_PER_MESSAGE) });
       }
-      await nextTask();
+      await yieldToEventLoop();
     } catch (error) {
       this.#worker.postMessage({ op: 'inputs-drop', id });
       throw error;
