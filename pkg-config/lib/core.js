@@ -3,7 +3,7 @@
 // a function that returns the initialised raw module (or a Promise of it).
 
 import { Prefetch, ReadAhead, readerCount } from './readers.js';
-import { yieldToEventLoop } from './tasks.js';
+import { REPORT_EVERY_MS, settlesWithin, yieldToEventLoop } from './tasks.js';
 import { SegmentBuilders, builderCount } from './segments.js';
 import {
   SessionArgumentError,
@@ -285,13 +285,6 @@ const LOAD_OPTION_KEYS = new Set(['strict', 'signal', 'onProgress', 'readers']);
 const BUILD_OPTION_KEYS = new Set(['signal', 'onProgress', 'stepBytes', 'builders']);
 /** Document text one index step reads: tens of milliseconds of wasm work between reports. */
 const INDEX_STEP_BYTES = 256 * 1024;
-/** How often a build that only waits for helpers' segments reports its (unchanged) progress. */
-const WAITING_REPORT_MS = 100;
-
-function pause(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /**
  * `loadRaw` returns the initialised raw module (or a Promise of it); `readers`, where the
  * runtime has workers, is `{cores(), spawn()}`: a helper that reads logs in parallel.
@@ -897,7 +890,7 @@ export function createApi(loadRaw, readers = null) {
           if (done) return shown;
           // Waiting for the helpers' last segments, the build still reports now and then, so
           // a progress display never looks stalled.
-          if (waiting && builders) await Promise.race([builders.answered(), pause(WAITING_REPORT_MS)]);
+          if (waiting && builders) await settlesWithin(builders.answered(), REPORT_EVERY_MS);
           else await yieldToEventLoop();
         }
       } finally {

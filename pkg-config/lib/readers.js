@@ -6,6 +6,8 @@
 // is read again by the load itself, which then reports it exactly as a load without helpers
 // does. Whatever this thread reads, it asks for the bytes a little ahead (see Prefetch).
 
+import { REPORT_EVERY_MS, settlesWithin } from './tasks.js';
+
 /** Logs a load must hold in all before helpers are worth starting (their start costs ~0.1 s). */
 export const PARALLEL_LOAD_BYTES = 16 << 20;
 /** Helpers a load starts at most. */
@@ -31,21 +33,6 @@ const HELPER_WINDOW = 8;
  * load (timelines of four loads with, four without), at 1M from 0.76 s to 0.02 s (one each).
  */
 const PREFETCH_LOGS = 2;
-
-/**
- * How long `take` waits for a helper's read before it lets the load report progress again: a
- * helper's first read (its start included) or a large log's can take a few hundred ms.
- */
-const WAIT_REPORT_MS = 100;
-
-/** True once `promise` (which never rejects) settles, false if `ms` pass first. */
-function settlesWithin(promise, ms) {
-  let timer;
-  const late = new Promise((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  return Promise.race([promise.then(() => true), late]).finally(() => clearTimeout(timer));
-}
 
 /**
  * Inputs' bytes asked for a little ahead of their use: `start(entry)` asks for them,
@@ -267,7 +254,7 @@ export class ReadAhead {
 
   /**
    * What was read of `entry`, the log the load needs next: `{read}` (null: read it yourself),
-   * or `{pending: true}` once this thread has read one log ahead, or waited WAIT_REPORT_MS,
+   * or `{pending: true}` once this thread has read one log ahead, or waited REPORT_EVERY_MS,
    * while a helper still reads `entry` (the caller reports progress and asks again).
    */
   async take(entry) {
@@ -279,7 +266,7 @@ export class ReadAhead {
       return { read: null };
     }
     if (!read.done && (await this.#readOneHere())) return { pending: true };
-    if (!read.done && !(await settlesWithin(read.promise, WAIT_REPORT_MS))) return { pending: true };
+    if (!read.done && !(await settlesWithin(read.promise, REPORT_EVERY_MS))) return { pending: true };
     this.#reads.delete(entry);
     if (read.byHelper) this.#byHelpers--;
     const value = await read.promise;

@@ -1,5 +1,6 @@
-// The package's way to let other work run between steps, shared by the engine (core.js) and
-// the worker client.
+// Waiting in the package's steps, shared by the engine (core.js), its read-ahead (readers.js)
+// and the worker client: letting other work run, and waiting for a helper no longer than a
+// progress display may stand still.
 
 /**
  * Lets queued messages (an abort, other calls) run. setImmediate where there is one (Node,
@@ -18,4 +19,20 @@ export function yieldToEventLoop() {
     };
     channel.port2.postMessage(null);
   });
+}
+
+/**
+ * How long a load or a build waits for a helper before it reports its (unchanged) progress
+ * again, so a progress display never looks stalled: a helper's first read, its start included,
+ * or a large log's, or the last segments of a build, can take a few hundred ms.
+ */
+export const REPORT_EVERY_MS = 100;
+
+/** True once `promise` (which never rejects) settles, false if `ms` pass first. */
+export function settlesWithin(promise, ms) {
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([promise.then(() => true), late]).finally(() => clearTimeout(timer));
 }
