@@ -122,10 +122,10 @@ class Channel {
    */
   async #post(id, message, signal) {
     // An abort before the call is posted reached the worker ahead of it: say it again.
-    const aborted = message.aborted || signal?.aborted === true;
+    const call = (fields) => ({ ...message, id, ...fields, ...(message.signal ? { aborted: message.aborted || signal.aborted } : {}) });
     const inputs = inputsOf(message);
     if (inputs.length <= INPUTS_PER_MESSAGE) {
-      this.#worker.postMessage(message.signal ? { ...message, id, aborted } : { ...message, id });
+      this.#worker.postMessage(call({}));
       return;
     }
     let at = 0;
@@ -139,7 +139,7 @@ class Channel {
       this.#worker.postMessage({ op: 'inputs-drop', id });
       throw error;
     }
-    this.#worker.postMessage({ ...message, id, args: [inputs.slice(at), ...message.args.slice(1)], inputsAhead: true, aborted: aborted || signal?.aborted === true });
+    this.#worker.postMessage(call({ args: [inputs.slice(at), ...message.args.slice(1)], inputsAhead: true }));
   }
 
   terminate() {
