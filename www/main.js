@@ -108,9 +108,8 @@ async function main() {
 
   /** The "N sessions loaded" welcome, unless the view shows it already (a load's end repeats its start). */
   function showLoaded() {
-    const state = loadedState(sessions.sessions.length);
-    const shown = view.querySelector(':scope > .welcome > h2')?.textContent;
-    if (shown !== state.querySelector('h2').textContent) session.clear(state);
+    const count = sessions.sessions.length;
+    if (view.querySelector(':scope > .welcome > h2')?.textContent !== loadedTitle(count)) session.clear(loadedState(count));
   }
 
   async function loaded(entry) {
@@ -152,9 +151,13 @@ async function main() {
   if (new URLSearchParams(location.search).has('sample')) $('load-sample').click();
 }
 
+function loadedTitle(count) {
+  return `${count} session${count === 1 ? '' : 's'} loaded`;
+}
+
 function loadedState(count) {
   return el('div', { class: 'welcome' },
-    el('h2', { text: `${count} session${count === 1 ? '' : 's'} loaded` }),
+    el('h2', { text: loadedTitle(count) }),
     el('p', { class: 'muted', text: 'Pick one from the list, or search: every message, tool result and summary is indexed.' }));
 }
 
