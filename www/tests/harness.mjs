@@ -89,6 +89,14 @@ export async function openPage(env, { context, path = '', viewport = { width: 14
   };
 }
 
+/** Forgets the long tasks and frames `page` recorded so far: what follows is measured alone. */
+export function clearLongTasks(page) {
+  return page.evaluate(() => {
+    window.__longTasks.length = 0;
+    window.__longFrames.length = 0;
+  });
+}
+
 /**
  * Runs `scenario(t)` on a fresh page and checks that no main-thread task took over `boundMs`;
  * resolves to `{ t, value }` (the page, still open, and what the scenario returned).
@@ -104,10 +112,7 @@ export async function withinTaskBound(env, scenario, { boundMs = 100, attempts =
   const seen = [];
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
     const t = await openPage(env);
-    await t.page.evaluate(() => {
-      window.__longTasks.length = 0;
-      window.__longFrames.length = 0;
-    });
+    await clearLongTasks(t.page);
     const value = await scenario(t);
     const { tasks, frames } = await t.page.evaluate((bound) => ({
       tasks: window.__longTasks.map((l) => Math.round(l.duration)).filter((d) => d > bound),
