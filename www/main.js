@@ -92,8 +92,9 @@ async function main() {
     // The worker answers the listing between build steps; the marks let a test tell that
     // wait from a stall of the build.
     performance.mark('viewer:listing');
+    let list;
     try {
-      sessions.show(await engine.sessions());
+      list = await engine.sessions();
     } catch (error) {
       diagnostics.add({ name: 'listing sessions', error: errorInfo(error) });
       return;
@@ -101,6 +102,9 @@ async function main() {
       performance.mark('viewer:listing-done');
     }
     document.body.dataset.index = 'indexing';
+    await sessions.show(list);
+    // The load may have ended while the rows went in: its end has said the rest.
+    if (document.body.dataset.index !== 'indexing') return;
     document.body.dataset.listed = String(Number(document.body.dataset.listed ?? 0) + 1);
     status(`Loaded ${entry.name}: ${sessions.sessions.length} sessions; indexing, searches answer meanwhile`);
     if (!session.sessionId && !route()) showLoaded();
@@ -121,7 +125,7 @@ async function main() {
     try {
       const list = await engine.sessions();
       performance.mark('viewer:listed');
-      sessions.show(list);
+      await sessions.show(list);
       performance.mark('viewer:shown');
     } catch (error) {
       diagnostics.add({ name: 'listing sessions', error: errorInfo(error) });

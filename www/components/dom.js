@@ -57,6 +57,9 @@ export function highlighted(snippet, highlights = []) {
   return fragment;
 }
 
+/** Resolves after the next frame is drawn: work split in slices lets the page render between them. */
+export const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+
 /** A session id shortened for display (the full id stays in a tooltip). */
 export function shortId(id) {
   return id.length > 13 ? `${id.slice(0, 8)}…` : id;

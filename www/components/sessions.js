@@ -2,9 +2,11 @@
 // event count; subagents nested under their parent (a parent → subagent tree); filtered by
 // working directory and creation time.
 
-import { el, replace, sessionLabel, timeEl } from './dom.js';
+import { el, nextFrame, replace, sessionLabel, timeEl } from './dom.js';
 
 const NO_CWD = '\u0000none';
+/** Main-thread time per slice of rows (a long task starts at 50 ms, and layout follows). */
+const SLICE_MS = 16;
 
 export class SessionList {
   /** Rows are links to `#session=<id>`: opening one is a route change (main.js). */
@@ -13,22 +15,27 @@ export class SessionList {
     this.sessions = [];
     this.byId = new Map();
     this.selected = null;
+    /** Bumped by every render, so the slices of an older one stop. */
+    this.renderTicket = 0;
+    /** Settles once the latest render's rows are all in. */
+    this.rendered = Promise.resolve();
     for (const input of [cwd, from, to]) input.addEventListener('change', () => this.render());
     root.addEventListener('keydown', (e) => this.#keys(e));
   }
 
   /**
-   * Shows `sessions`. The same list again (a load's end lists what its start listed) changes
-   * nothing on the page: rebuilding the rows of a large archive costs the main thread a layout.
+   * Shows `sessions`; resolves once every row is in. The same list again (a load's end lists
+   * what its start listed) changes nothing on the page: rebuilding the rows of a large archive
+   * costs the main thread a layout.
    */
   show(sessions) {
     const shown = listKey(sessions);
-    if (shown === this.shownKey) return;
+    if (shown === this.shownKey) return this.rendered;
     this.shownKey = shown;
     this.sessions = sessions;
     this.byId = new Map(sessions.map((s) => [s.id, s]));
     this.#folders([...new Set(sessions.map((s) => s.header.cwd ?? NO_CWD))].sort());
-    this.render();
+    return this.render();
   }
 
   /**
@@ -102,9 +109,34 @@ export class SessionList {
         this.#row(s, depth),
         children.length ? el('ul', { class: 'subagents', role: 'group', 'aria-label': `Subagents of ${sessionLabel(s.header, s.title)}` }, ...children) : null);
     };
-    const list = roots.map((s) => item(s, 0)).filter(Boolean);
-    replace(this.root, list.length ? list : el('li', { class: 'empty', text: total ? 'No session matches these filters.' : 'No sessions yet.' }));
-    if (this.selected) this.select(this.selected);
+    if (roots.length === 0) {
+      this.renderTicket += 1;
+      replace(this.root, el('li', { class: 'empty', text: total ? 'No session matches these filters.' : 'No sessions yet.' }));
+      this.rendered = Promise.resolve();
+    } else {
+      replace(this.root);
+      this.rendered = this.#fill(roots.map((s) => () => item(s, 0)));
+    }
+    return this.rendered;
+  }
+
+  /**
+   * Appends the rows `makers` make, in slices of SLICE_MS between frames (a large archive's
+   * rows, built and laid out in one task, held the page for 200 ms); resolves once all are in,
+   * or a newer render took over.
+   */
+  async #fill(makers) {
+    const ticket = ++this.renderTicket;
+    let next = 0;
+    while (next < makers.length) {
+      const started = performance.now();
+      const slice = [];
+      while (next < makers.length && performance.now() - started < SLICE_MS) slice.push(makers[next++]());
+      this.root.append(...slice.filter(Boolean));
+      if (this.selected) this.select(this.selected);
+      if (next < makers.length) await nextFrame();
+      if (ticket !== this.renderTicket) return;
+    }
   }
 
   #row(s, depth) {

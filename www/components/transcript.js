@@ -4,12 +4,11 @@
 // replaced it (traceEvent). Also the raw event list, each event's JSON, and the current
 // surface the model sees. Every string from a log goes in as text.
 
-import { el, errorLine, replace, sessionLabel, surfaceBadge, timeEl } from './dom.js';
+import { el, errorLine, nextFrame, replace, sessionLabel, surfaceBadge, timeEl } from './dom.js';
 
 const RAW_BATCH = 400;
 /** Main-thread time per slice of transcript rendering (a long task starts at 50 ms). */
 const SLICE_MS = 16;
-const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
 /** A surfaceOp marker as its chip names it: "append", or the op of an object marker ("replace"). */
 function surfaceOpLabel(op) {
