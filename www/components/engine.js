@@ -30,6 +30,7 @@ export class Engine {
    */
   async load(inputs, { strict = false, signal, onProgress, onIndexing, onIndexProgress, onBuilding } = {}) {
     const started = performance.now();
+    performance.mark('viewer:decoding');
     // The stored-index key and the store are got ready while the worker decodes, so indexing
     // (or restoring) starts as soon as the load is in.
     const key = inputKey(inputs);
