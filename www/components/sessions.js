@@ -111,6 +111,7 @@ export class SessionList {
     };
     if (roots.length === 0) {
       this.renderTicket += 1;
+      this.root.removeAttribute('aria-busy');
       replace(this.root, el('li', { class: 'empty', text: total ? 'No session matches these filters.' : 'No sessions yet.' }));
       this.rendered = Promise.resolve();
     } else {
@@ -123,10 +124,11 @@ export class SessionList {
   /**
    * Appends the rows `makers` make, in slices of SLICE_MS between frames (a large archive's
    * rows, built and laid out in one task, held the page for 200 ms); resolves once all are in,
-   * or a newer render took over.
+   * or a newer render took over. The list is `aria-busy` until its rows are all in.
    */
   async #fill(makers) {
     const ticket = ++this.renderTicket;
+    this.root.setAttribute('aria-busy', 'true');
     let next = 0;
     while (next < makers.length) {
       const started = performance.now();
@@ -137,6 +139,7 @@ export class SessionList {
       if (next < makers.length) await nextFrame();
       if (ticket !== this.renderTicket) return;
     }
+    this.root.removeAttribute('aria-busy');
   }
 
   #row(s, depth) {

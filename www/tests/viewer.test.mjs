@@ -153,6 +153,45 @@ test('the bundled sample loads in the worker: the sessions list, the tree and a 
   await t.close();
 });
 
+test('the session list goes in between frames, and a filter changed meanwhile shows only its own rows', async () => {
+  const t = await openPage(env);
+  const { page } = t;
+  await loadSample(page);
+  const folder = page.getByLabel('Folder');
+  const rowIds = () => page.locator('#session-list > li[data-session-id]').evaluateAll((n) => n.map((li) => li.dataset.sessionId));
+  const settled = () => page.waitForSelector('#session-list:not([aria-busy])');
+  await folder.selectOption('/home/dev/web-ui');
+  await settled();
+  const inFolder = await rowIds();
+  await folder.selectOption('');
+  await settled();
+  const all = await rowIds();
+  assert.ok(inFolder.length > 0 && inFolder.length < all.length);
+  // A slowed main thread fits a row or two in a slice; the folder is chosen again while the
+  // whole list is still going in.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 50 });
+  const midway = await page.evaluate(async (cwd) => {
+    const select = document.getElementById('session-cwd');
+    const choose = (value) => {
+      select.value = value;
+      select.dispatchEvent(new Event('change'));
+    };
+    choose('');
+    await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+    const rows = document.querySelectorAll('#session-list > li[data-session-id]').length;
+    choose(cwd);
+    return rows;
+  }, '/home/dev/web-ui');
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
+  assert.ok(midway > 0 && midway < all.length, `rows after the first slice: ${midway} of ${all.length}`);
+  await settled();
+  await page.waitForTimeout(300); // a render that was not stopped would still be adding rows
+  assert.deepEqual(await rowIds(), inFolder);
+  t.assertClean();
+  await t.close();
+});
+
 /**
  * Loads the sample, searches "error" (first page, then More) and picks the shadowed chip,
  * checking each page against the CLI's; resolves to the shadowed hits.
