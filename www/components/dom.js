@@ -60,6 +60,24 @@ export function highlighted(snippet, highlights = []) {
 /** Resolves after the next frame is drawn: work split in slices lets the page render between them. */
 export const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
+/** Main-thread time per slice of rendering (a long task starts at 50 ms, and layout follows). */
+const SLICE_MS = 16;
+
+/**
+ * Calls `step(i)` for each i below `count`, in slices of SLICE_MS with a frame between them,
+ * while `current()` holds (a newer render stops an older one); resolves to whether every step ran.
+ */
+export async function inSlices(count, step, current) {
+  let next = 0;
+  while (next < count) {
+    const started = performance.now();
+    while (next < count && performance.now() - started < SLICE_MS) step(next++);
+    if (next < count) await nextFrame();
+    if (!current()) return false;
+  }
+  return true;
+}
+
 /** A session id shortened for display (the full id stays in a tooltip). */
 export function shortId(id) {
   return id.length > 13 ? `${id.slice(0, 8)}…` : id;

@@ -2,11 +2,9 @@
 // event count; subagents nested under their parent (a parent → subagent tree); filtered by
 // working directory and creation time.
 
-import { el, nextFrame, replace, sessionLabel, timeEl } from './dom.js';
+import { el, inSlices, replace, sessionLabel, timeEl } from './dom.js';
 
 const NO_CWD = '\u0000none';
-/** Main-thread time per slice of rows (a long task starts at 50 ms, and layout follows). */
-const SLICE_MS = 16;
 
 export class SessionList {
   /** Rows are links to `#session=<id>`: opening one is a route change (main.js). */
@@ -109,37 +107,24 @@ export class SessionList {
         this.#row(s, depth),
         children.length ? el('ul', { class: 'subagents', role: 'group', 'aria-label': `Subagents of ${sessionLabel(s.header, s.title)}` }, ...children) : null);
     };
-    if (roots.length === 0) {
-      this.renderTicket += 1;
-      this.root.removeAttribute('aria-busy');
-      replace(this.root, el('li', { class: 'empty', text: total ? 'No session matches these filters.' : 'No sessions yet.' }));
-      this.rendered = Promise.resolve();
-    } else {
-      replace(this.root);
-      this.rendered = this.#fill(roots.map((s) => () => item(s, 0)));
-    }
+    replace(this.root, roots.length ? [] : el('li', { class: 'empty', text: total ? 'No session matches these filters.' : 'No sessions yet.' }));
+    this.rendered = this.#fill(roots.map((s) => () => item(s, 0)));
     return this.rendered;
   }
 
   /**
-   * Appends the rows `makers` make, in slices of SLICE_MS between frames (a large archive's
-   * rows, built and laid out in one task, held the page for 200 ms); resolves once all are in,
-   * or a newer render took over. The list is `aria-busy` until its rows are all in.
+   * Appends the rows `makers` make, a slice between frames (a large archive's rows, built and
+   * laid out in one task, held the page for 200 ms); resolves once all are in, or a newer render
+   * took over. The list is `aria-busy` until its rows are all in.
    */
   async #fill(makers) {
     const ticket = ++this.renderTicket;
     this.root.setAttribute('aria-busy', 'true');
-    let next = 0;
-    while (next < makers.length) {
-      const started = performance.now();
-      const slice = [];
-      while (next < makers.length && performance.now() - started < SLICE_MS) slice.push(makers[next++]());
-      this.root.append(...slice.filter(Boolean));
-      if (this.selected) this.select(this.selected);
-      if (next < makers.length) await nextFrame();
-      if (ticket !== this.renderTicket) return;
-    }
-    this.root.removeAttribute('aria-busy');
+    const append = (i) => {
+      const row = makers[i]();
+      if (row) this.root.append(row);
+    };
+    if (await inSlices(makers.length, append, () => ticket === this.renderTicket)) this.root.removeAttribute('aria-busy');
   }
 
   #row(s, depth) {
@@ -150,6 +135,7 @@ export class SessionList {
       href: `#session=${encodeURIComponent(s.id)}`,
       title: s.id,
       'data-depth': depth,
+      'aria-current': s.id === this.selected ? 'true' : null,
     },
     el('span', { class: 'session-title', text: sessionLabel(h, s.title) }),
     el('span', { class: 'session-meta' },

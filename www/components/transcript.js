@@ -4,11 +4,9 @@
 // replaced it (traceEvent). Also the raw event list, each event's JSON, and the current
 // surface the model sees. Every string from a log goes in as text.
 
-import { el, errorLine, nextFrame, replace, sessionLabel, surfaceBadge, timeEl } from './dom.js';
+import { el, errorLine, inSlices, nextFrame, replace, sessionLabel, surfaceBadge, timeEl } from './dom.js';
 
 const RAW_BATCH = 400;
-/** Main-thread time per slice of transcript rendering (a long task starts at 50 ms). */
-const SLICE_MS = 16;
 
 /** A surfaceOp marker as its chip names it: "append", or the op of an object marker ("replace"). */
 function surfaceOpLabel(op) {
@@ -147,22 +145,14 @@ export class SessionView {
     const list = el('ol', { class: 'transcript', 'aria-label': 'Transcript' });
     if (items.length === 0) list.append(el('li', { class: 'empty', text: 'No messages in this session.' }));
     const ticket = ++this.renderTicket;
-    this.rendered = 0;
-    const fill = async () => {
-      while (this.rendered < items.length) {
-        const started = performance.now();
-        while (this.rendered < items.length && performance.now() - started < SLICE_MS) {
-          const item = items[this.rendered++];
-          const node = this.#item(item);
-          for (const seq of item.seqs) this.seqItem.set(seq, node);
-          list.append(node);
-        }
-        await nextFrame();
-        if (ticket !== this.renderTicket) return;
-      }
-      list.dataset.complete = 'true';
+    const step = (i) => {
+      const node = this.#item(items[i]);
+      for (const seq of items[i].seqs) this.seqItem.set(seq, node);
+      list.append(node);
     };
-    this.filled = fill();
+    this.filled = inSlices(items.length, step, () => ticket === this.renderTicket).then((done) => {
+      if (done) list.dataset.complete = 'true';
+    });
     return list;
   }
 
