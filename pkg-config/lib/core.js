@@ -278,6 +278,32 @@ function citedSessions(references) {
   return [...new Set(ids.filter((id) => typeof id === 'string'))];
 }
 
+/**
+ * A method's answer kept as the JSON text the module wrote, for an archive that answers a
+ * worker's page ({@link answerInText}): posting text to the page costs one copy, where the parsed
+ * answer costs this thread a parse and both threads a structured clone of every item (on a
+ * search's page of hits, most of the round trip). The page parses it instead.
+ */
+export class ResultText {
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+/**
+ * The longest answer passed on as text (64 KiB, well under a millisecond to parse). A longer
+ * one is parsed here, so the worker can send its items in parts the page takes in short tasks.
+ */
+const RESULT_TEXT_MAX = 64 * 1024;
+
+/** Archives whose method answers are {@link ResultText}s where short enough. */
+const answersInText = new WeakSet();
+
+/** Makes `archive`'s methods answer in JSON text (worker/worker.js): see {@link ResultText}. */
+export function answerInText(archive) {
+  answersInText.add(archive);
+}
+
 /** Methods that look at every session (titles, the index): a lazy source is read whole first. */
 const EVERY_SESSION = new Set(['searchSessions', 'searchEvents', 'listCandidates']);
 
@@ -504,7 +530,8 @@ export function createApi(loadRaw, readers = null) {
     #call(method, args) {
       const json = paramsJson(method, args);
       const handle = this.#open();
-      return JSON.parse(guard(() => handle.call(method, json)));
+      const text = guard(() => handle.call(method, json));
+      return answersInText.has(this) && text.length <= RESULT_TEXT_MAX ? new ResultText(text) : JSON.parse(text);
     }
 
     /** Loads inputs; nothing becomes visible until every input is read and the load commits. */

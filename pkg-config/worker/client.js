@@ -72,7 +72,7 @@ class Channel {
     }
     this.#pending.delete(message.id);
     pending.cleanup();
-    if (message.ok) pending.resolve(joinParts(pending.parts, message.value));
+    if (message.ok) pending.resolve(message.text !== undefined ? JSON.parse(message.text) : joinParts(pending.parts, message.value));
     else pending.reject(fromTransferable(message.error));
   }
 

@@ -1,8 +1,10 @@
 // The Web Worker side of `dsh-session-search/worker`: one archive per worker, each request
-// answered with {id, ok, value} or {id, ok: false, error: {name, code, message}}; progress and
-// spill requests travel as their own messages, aborts arrive as {op: 'abort', id}, and a
-// load's many inputs may arrive ahead of its call as {op: 'inputs', id, items}.
+// answered with {id, ok, value}, {id, ok, text} (the answer's JSON text, which the page parses)
+// or {id, ok: false, error: {name, code, message}}; progress and spill requests travel as their
+// own messages, aborts arrive as {op: 'abort', id}, and a load's many inputs may arrive ahead of
+// its call as {op: 'inputs', id, items}.
 import { SessionArchive, encodeSessionReferenceUri, decodeSessionReferenceUri, formatSessionReferenceMention, parseSessionReferenceText } from '../entries/browser.js';
+import { answerInText, ResultText } from '../lib/core.js';
 import { toTransferable } from '../lib/errors.js';
 
 const STATICS = { encodeSessionReferenceUri, decodeSessionReferenceUri, formatSessionReferenceMention, parseSessionReferenceText };
@@ -70,15 +72,21 @@ function takeInputsAhead(id) {
   return inputs;
 }
 
+/** The worker's archive answers in JSON text the page parses (lib/core.js's ResultText). */
+function answeringInText(created) {
+  answerInText(created);
+  return created;
+}
+
 async function run(message) {
   switch (message.op) {
     case 'create':
-      archive = await SessionArchive.create(message.options);
+      archive = answeringInText(await SessionArchive.create(message.options));
       return null;
     case 'static':
       return STATICS[message.method](...message.args);
     case 'call': {
-      if (archive === null) archive = await SessionArchive.create();
+      if (archive === null) archive = answeringInText(await SessionArchive.create());
       const options = localOptions(message.id, message);
       const given = message.inputsAhead ? [takeInputsAhead(message.id).concat(message.args[0]), ...message.args.slice(1)] : message.args;
       const args = options === undefined ? given : [...given, options];
@@ -116,7 +124,12 @@ self.addEventListener('message', async (event) => {
     return;
   }
   try {
-    const value = sendLargeInParts(message.id, await run(message));
+    const answer = await run(message);
+    if (answer instanceof ResultText) {
+      self.postMessage({ id: message.id, ok: true, text: answer.text });
+      return;
+    }
+    const value = sendLargeInParts(message.id, answer);
     const transfer = value instanceof Uint8Array ? [value.buffer] : [];
     self.postMessage({ id: message.id, ok: true, value }, transfer);
   } catch (error) {
