@@ -281,8 +281,9 @@ function citedSessions(references) {
 /**
  * A method's answer kept as the JSON text the module wrote, for an archive that answers a
  * worker's page ({@link answerInText}): posting text to the page costs one copy, where the parsed
- * answer costs this thread a parse and both threads a structured clone of every item (on a
- * search's page of hits, most of the round trip). The page parses it instead.
+ * answer costs this thread a parse and both threads a structured clone of every item (for a
+ * page of hits, 0.15-0.3 ms in Chromium here, on top of a round trip of 0.12-0.3 ms that
+ * carries nothing). The page parses it instead.
  */
 export class ResultText {
   constructor(text) {
@@ -291,8 +292,9 @@ export class ResultText {
 }
 
 /**
- * The longest answer passed on as text (64 KiB, well under a millisecond to parse). A longer
- * one is parsed here, so the worker can send its items in parts the page takes in short tasks.
+ * The longest answer passed on as text, in UTF-16 units (64 Ki, well under a millisecond to
+ * parse). A longer one is parsed here, so the worker can send its items in parts the page
+ * takes in short tasks.
  */
 const RESULT_TEXT_MAX = 64 * 1024;
 
