@@ -48,20 +48,11 @@ pub fn is_js_whitespace(c: char) -> bool {
     if c.is_ascii() {
         return matches!(c, '\u{9}'..='\u{D}' | ' ');
     }
-    matches!(
-        c,
-        '\u{9}'..='\u{D}'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202F}'
-            | '\u{205F}'
-            | '\u{3000}'
-            | '\u{FEFF}'
-    )
+    ('\u{2000}'..='\u{200A}').contains(&c)
+        || matches!(
+            c,
+            '\u{A0}' | '\u{1680}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+        )
 }
 
 /// `String.prototype.trim` over WTF-8 bytes (lone surrogates are never whitespace).
@@ -296,6 +287,16 @@ mod tests {
     use super::*;
     use crate::event::EventBatch;
     use crate::json::JsonObject;
+
+    /// JavaScript's whitespace is Unicode's White_Space (Rust's `is_whitespace`) without
+    /// U+0085, plus U+FEFF.
+    #[test]
+    fn whitespace_is_javascripts_for_every_character() {
+        for c in (0..=u32::from(char::MAX)).filter_map(char::from_u32) {
+            let expected = (c.is_whitespace() && c != '\u{85}') || c == '\u{FEFF}';
+            assert_eq!(is_js_whitespace(c), expected, "U+{:04X}", u32::from(c));
+        }
+    }
 
     #[test]
     fn trim_uses_the_javascript_whitespace_set() {
