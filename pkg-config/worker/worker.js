@@ -72,8 +72,9 @@ function takeInputsAhead(id) {
   return inputs;
 }
 
-/** The worker's archive answers in JSON text the page parses (lib/core.js's ResultText). */
-function answeringInText(created) {
+/** The worker's archive: it answers in JSON text the page parses (lib/core.js's ResultText). */
+async function createArchive(options) {
+  const created = await SessionArchive.create(options);
   answerInText(created);
   return created;
 }
@@ -81,12 +82,12 @@ function answeringInText(created) {
 async function run(message) {
   switch (message.op) {
     case 'create':
-      archive = answeringInText(await SessionArchive.create(message.options));
+      archive = await createArchive(message.options);
       return null;
     case 'static':
       return STATICS[message.method](...message.args);
     case 'call': {
-      if (archive === null) archive = answeringInText(await SessionArchive.create());
+      if (archive === null) archive = await createArchive();
       const options = localOptions(message.id, message);
       const given = message.inputsAhead ? [takeInputsAhead(message.id).concat(message.args[0]), ...message.args.slice(1)] : message.args;
       const args = options === undefined ? given : [...given, options];
