@@ -1039,14 +1039,12 @@ impl<P: SearchProvider> SearchEngine<P> {
     /// The snippet around the first occurrence of `phrase` in `text`, a start of the
     /// document's text unless `complete`. A start decides it once the occurrence ends before
     /// the start does (so its last token is whole) and the window's reach is inside it
-    /// ([`snippet_reach`]).
+    /// ([`snippet_reach`], which the cut tells).
     fn plain_cut(&self, text: &str, complete: bool, phrase: &[String]) -> Option<String> {
-        let max = self.config.snippet_chars;
         let found = first_occurrence(text, phrase, self.mode);
-        let decided = found
-            .as_ref()
-            .is_some_and(|at| at.end < text.len() && snippet_reach(text, at.start, max).is_some());
-        (complete || decided).then(|| snippet_at_byte(text, found.map(|at| at.start), max))
+        let (cut, reached) = snippet_at_byte(text, found.as_ref().map(|at| at.start), self.config.snippet_chars);
+        let decided = reached && found.is_some_and(|at| at.end < text.len());
+        (complete || decided).then_some(cut)
     }
 
     /// The snippet with its highlights, from `text` as [`Self::plain_cut`] takes it. Every
