@@ -6,6 +6,7 @@ SHELL := bash
 PORT ?= 8000
 ORACLE_DIR ?= target/oracle
 ORACLE_SESSIONS ?= 240
+ORACLE_DONE := $(ORACLE_DIR)/.complete
 BENCH_TIERS ?= 10000 100000
 BENCH_LARGE_EVENTS ?= 1000000
 BENCH_LAZY_SESSIONS ?= 10000
@@ -36,7 +37,7 @@ COMPONENT_DIR := target/component
 COMPONENT := $(COMPONENT_DIR)/dsh_session_search.wasm
 WASM_TOOLS_VERSION := 1.263.0
 
-.PHONY: help serve www-deps cli-debug test setup wasm-cc fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component bench bench-lazy bench-large bench-smoke fuzz fuzz-smoke fuzz-seeds clean
+.PHONY: help serve www-deps cli-debug test setup wasm-cc fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component wasm-tools bench bench-lazy bench-large bench-smoke fuzz fuzz-tools fuzz-smoke fuzz-smoke-build fuzz-seeds clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -52,7 +53,18 @@ $(WWW_DEPS): $(PKG_TARBALL) www/package.json www/package-lock.json
 	cd www && npm ci --no-audit --no-fund
 	@touch $@
 
-test: setup fmt-check lint test-native test-wasm test-e2e test-e2e-large test-differential test-pkg test-component bench-smoke fuzz-smoke ## Run every test (installs what it lacks).
+# Every test, in five steps. Two of them run two jobs at once: the package's wasm and the
+# component each spend minutes compiling one crate on one core (tantivy, then ours, with one
+# codegen unit and LTO), beside DSH's oracle (mostly one Node process), the fuzz targets'
+# build and the install of wasm-tools. The viewer's tests, which judge how long the page's
+# tasks take, run alone. The cargo lines those steps run are marked `+`, so cargo shares
+# make's two job slots instead of starting two jobs of its own beside each slot.
+test: ## Run every test (installs what it lacks).
+	$(MAKE) setup fmt-check lint test-native test-wasm
+	$(MAKE) -j2 --output-sync=target pkg oracle
+	$(MAKE) test-e2e test-e2e-large test-differential test-pkg
+	$(MAKE) -j2 --output-sync=target component fuzz-smoke-build wasm-tools
+	$(MAKE) test-component bench-smoke fuzz-smoke
 
 setup: wasm-cc ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
@@ -91,8 +103,13 @@ cli-debug: ## Build the command line (debug, as test-native builds it): the e2e 
 
 oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 	tests/oracle/run.sh $(ORACLE_DIR) $(ORACLE_SESSIONS) 1
+	@touch $(ORACLE_DONE)
 
-test-differential: oracle ## Compare our reads with DSH's on the generated corpora.
+# The oracle's last complete run, remade when its scripts change (`make oracle` always runs).
+$(ORACLE_DONE): tests/oracle/run.sh $(wildcard tests/oracle/*.mjs) tests/oracle/package-lock.json
+	$(MAKE) oracle
+
+test-differential: $(ORACLE_DONE) ## Compare our reads with DSH's on the generated corpora.
 	DSH_ORACLE_DIR=$(abspath $(ORACLE_DIR)) cargo test --test integration differential:: -- --nocapture
 
 pkg: $(PKG_TARBALL) ## Build the npm package (wasm for size, profile "pkg") and pack it to target/pkg/dsh-session-search-<version>.tgz.
@@ -100,7 +117,7 @@ pkg: $(PKG_TARBALL) ## Build the npm package (wasm for size, profile "pkg") and 
 $(PKG_TARBALL): $(RUST_SOURCES) $(shell find pkg-config -type f) LICENSE $(PKG_TOOLS) | wasm-cc
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
-	CARGO_PROFILE_PKG_OPT_LEVEL=$(PKG_OPT_LEVEL) \
+	+CARGO_PROFILE_PKG_OPT_LEVEL=$(PKG_OPT_LEVEL) \
 		cargo build --profile pkg --lib --no-default-features --target $(WASM_TARGET)
 	wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir $(PKG_DIR)/bindgen "$(PKG_WASM)"
 	node pkg-config/build.mjs $(PKG_DIR)/bindgen $(PKG_DIR)/dsh-session-search
@@ -122,14 +139,16 @@ test-pkg: pkg pkg-tools ## Install the packed tarball into consumer projects and
 
 component: | wasm-cc ## Build the WebAssembly Component (wasm32-wasip2, release, stripped) into target/component and print its size.
 	@rustup target list --installed | grep -qx $(COMPONENT_TARGET) || rustup target add $(COMPONENT_TARGET)
-	cargo build --profile component --lib --no-default-features --features component --target $(COMPONENT_TARGET)
+	+cargo build --profile component --lib --no-default-features --features component --target $(COMPONENT_TARGET)
 	@mkdir -p $(COMPONENT_DIR)
 	cp "$${CARGO_TARGET_DIR:-target}/$(COMPONENT_TARGET)/component/dsh_session_search.wasm" $(COMPONENT)
 	@echo "$(COMPONENT): $$(stat -c %s $(COMPONENT)) bytes ($$(gzip -9c $(COMPONENT) | wc -c) gzipped)"
 
-test-component: component ## Validate the component, check its WIT against wit/, and run it under jco + Node against native and DSH.
-	@[ "$$(wasm-tools --version 2>/dev/null | cut -d' ' -f2)" = "$(WASM_TOOLS_VERSION)" ] || \
+wasm-tools: ## Install wasm-tools (validate and component features) for the component's checks, if missing.
+	+@[ "$$(wasm-tools --version 2>/dev/null | cut -d' ' -f2)" = "$(WASM_TOOLS_VERSION)" ] || \
 		cargo install wasm-tools --version $(WASM_TOOLS_VERSION) --no-default-features --features validate,component
+
+test-component: component wasm-tools ## Validate the component, check its WIT against wit/, and run it under jco + Node against native and DSH.
 	cargo clippy --lib --no-default-features --features component --target $(COMPONENT_TARGET) -- -D warnings
 	wasm-tools validate $(COMPONENT)
 	tests/component/check-wit.sh $(COMPONENT) wit
@@ -154,9 +173,11 @@ bench-smoke: pkg pkg-tools ## Every benchmark engine once on 10,000 events: fail
 fuzz-seeds: ## Write the fuzz seed corpora (fuzz/seeds/) from the small logs in tests/fixtures/spec.
 	python3 fuzz/seeds.py
 
-fuzz: fuzz-seeds ## Fuzz every target for FUZZ_SECONDS each (nightly, cargo-fuzz); executions per target in target/fuzz/.
+fuzz-tools: ## Install the nightly toolchain and cargo-fuzz, if missing.
 	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
-	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	+@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+
+fuzz: fuzz-seeds fuzz-tools ## Fuzz every target for FUZZ_SECONDS each (nightly, cargo-fuzz); executions per target in target/fuzz/.
 	@mkdir -p target/fuzz
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p fuzz/corpus/$$t; \
@@ -166,8 +187,11 @@ fuzz: fuzz-seeds ## Fuzz every target for FUZZ_SECONDS each (nightly, cargo-fuzz
 		echo "$$t: $$(grep -o 'Done [0-9]* runs' target/fuzz/$$t.log | tail -1)"; \
 	done
 
-fuzz-smoke: ## Fuzz every target, built unoptimised, for FUZZ_SMOKE_SECONDS (5) each: a quick check the targets build and hold.
+fuzz-smoke: fuzz-smoke-build ## Fuzz every target, built unoptimised, for FUZZ_SMOKE_SECONDS (5) each: a quick check the targets build and hold.
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) FUZZ_BUILD=--dev
+
+fuzz-smoke-build: fuzz-tools ## Build every fuzz target as the smoke runs them (unoptimised), without running one.
+	+cargo +nightly fuzz build --dev
 
 clean: ## Remove build outputs and generated corpora.
 	cargo clean
