@@ -109,15 +109,10 @@ fn ascii_cut(text: &str, match_start: Option<usize>, max: usize) -> Option<Cut> 
         clean.pop();
     }
     let (start, end, prefix, suffix) = window(clean.len(), m, max);
-    let text = match max == 1 && clean.len() > 1 {
-        true => "…".to_owned(),
-        false => [prefix, std::str::from_utf8(&clean[start..end]).ok()?, suffix].concat(),
-    };
-    let reached = read < bytes.len();
     Some(Cut {
-        text,
+        text: [prefix, std::str::from_utf8(&clean[start..end]).ok()?, suffix].concat(),
         highlights: Vec::new(),
-        reached,
+        reached: read < bytes.len(),
     })
 }
 
@@ -147,12 +142,14 @@ fn clean_ascii(bytes: &[u8], clean: &mut Vec<u8>, bound: usize) -> usize {
 /// [`snippet_reach`] would (for a match at a token's start).
 pub fn snippet_at_byte(text: &str, match_byte: Option<usize>, max: usize) -> (String, bool) {
     // A match at the very end is no match, as in `snippet`.
-    let Some(at) = match_byte.filter(|&at| at < text.len()) else {
-        let cut = plain_cut(text, None, max);
-        return (cut.text, cut.reached);
+    let (from, behind) = match match_byte.filter(|&at| at < text.len()) {
+        Some(at) => {
+            let (from, behind) = window_start(text, at, max);
+            (from, Some(behind))
+        }
+        None => (0, None),
     };
-    let (from, behind) = window_start(text, at, max);
-    let cut = plain_cut(&text[from..], Some(behind), max);
+    let cut = plain_cut(&text[from..], behind, max);
     (cut.text, cut.reached)
 }
 
@@ -270,14 +267,8 @@ fn general_cut(text: &str, match_start: Option<usize>, ranges: &[(usize, usize)]
         clean.pop();
     }
     let n = clean.len();
+    // One character of room shows only "…" (`window`), and no highlight lands in it.
     let (start, end, prefix, suffix) = window(n, m, max);
-    if max == 1 && n > 1 {
-        return Cut {
-            text: "…".into(),
-            highlights: Vec::new(),
-            reached,
-        };
-    }
     let mut out = String::with_capacity(4 * (end - start) + 6);
     out.push_str(prefix);
     out.extend(&clean[start..end]);
