@@ -17,6 +17,7 @@ FUZZ_SMOKE_SECONDS ?= 5
 # minutes, the unoptimised one 6, and a 5 s run checks that every target builds, reads its seeds
 # and holds, not how far it gets.
 FUZZ_BUILD ?= --release
+FUZZ_SMOKE_BUILD := --dev
 FUZZ_TARGETS := json log_raw log_transfer index_segment log_zstd zip_load entries_load uri mention search_request snapshot_import prepare_render
 WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
@@ -188,10 +189,10 @@ fuzz: fuzz-seeds fuzz-tools ## Fuzz every target for FUZZ_SECONDS each (nightly,
 	done
 
 fuzz-smoke: fuzz-smoke-build ## Fuzz every target, built unoptimised, for FUZZ_SMOKE_SECONDS (5) each: a quick check the targets build and hold.
-	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) FUZZ_BUILD=--dev
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) FUZZ_BUILD=$(FUZZ_SMOKE_BUILD)
 
 fuzz-smoke-build: fuzz-tools ## Build every fuzz target as the smoke runs them (unoptimised), without running one.
-	+cargo +nightly fuzz build --dev
+	+cargo +nightly fuzz build $(FUZZ_SMOKE_BUILD)
 
 clean: ## Remove build outputs and generated corpora.
 	cargo clean
