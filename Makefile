@@ -59,7 +59,8 @@ $(WWW_DEPS): $(PKG_TARBALL) www/package.json www/package-lock.json
 # codegen unit and LTO), beside DSH's oracle (mostly one Node process), the fuzz targets'
 # build and the install of wasm-tools. The viewer's tests, which judge how long the page's
 # tasks take, run alone. The cargo lines those steps run are marked `+`, so cargo shares
-# make's two job slots instead of starting two jobs of its own beside each slot.
+# make's two job slots instead of starting two jobs of its own beside each slot (and `make -n`
+# runs them too).
 test: ## Run every test (installs what it lacks).
 	$(MAKE) setup fmt-check lint test-native test-wasm
 	$(MAKE) -j2 --output-sync=target pkg oracle
