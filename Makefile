@@ -21,9 +21,9 @@ FUZZ_SMOKE_BUILD := --dev
 FUZZ_TARGETS := json log_raw log_transfer index_segment log_zstd zip_load entries_load uri mention search_request snapshot_import prepare_render
 WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
-# Without its default TLS stack (rustls and ring): the test runner downloads browser drivers
-# over HTTPS, and our wasm tests run under Node only. 11 crates fewer to compile on a fresh
-# machine (203 s against 224 s here, one install after the other).
+# Installed without its default TLS stack (rustls and ring), which only the test runner's
+# downloads of browser drivers use; our wasm tests run under Node. 11 crates fewer to compile
+# on a fresh machine (203 s against 224 s here, one install after the other).
 WASM_BINDGEN_INSTALL := [ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || \
 	cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --no-default-features
 RUST_SOURCES := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
