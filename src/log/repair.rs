@@ -21,7 +21,21 @@ fn object(pairs: Vec<(&str, Json)>) -> Json {
 }
 
 /// The closing events to append, empty when the log ends outside a turn.
+///
+/// Both turn boundaries reset everything the walk below keeps, so the events from the last
+/// boundary on decide the outcome alone: finding it from the end spares reading (and cloning
+/// the call ids of) every earlier event, which is most of a log.
 pub(super) fn interrupted_turn_closers(events: &[Json]) -> Vec<Json> {
+    let is_boundary = |event: &Json| {
+        matches!(
+            event.get("type").and_then(Json::as_str),
+            Some("turn/start" | "turn/end")
+        )
+    };
+    let Some(last_boundary) = events.iter().rposition(is_boundary) else {
+        return Vec::new();
+    };
+    let events = &events[last_boundary..];
     let mut open_turn: Option<Json> = None;
     let mut open_step: Option<Json> = None;
     // Insertion-ordered like a JavaScript Map: re-registering a call keeps its place.
@@ -191,4 +205,82 @@ fn closers(turn: Json, open_step: Option<Json>, pending: Vec<PendingCall>, last:
         ),
     ]));
     closers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::ParseLimits;
+
+    fn events(lines: &[&str]) -> Vec<Json> {
+        let parse = |(seq, line): (usize, &&str)| {
+            let text = format!(r#"{{"seq":{seq},"time":{seq},{line}}}"#);
+            Json::parse(&text, ParseLimits::default()).expect("an event")
+        };
+        lines.iter().enumerate().map(parse).collect()
+    }
+
+    fn assistant_calling(ids: &[&str]) -> String {
+        let calls: Vec<String> = ids
+            .iter()
+            .map(|id| format!(r#"{{"type":"tool-call","id":"{id}","name":"run","arguments":"{{}}"}}"#))
+            .collect();
+        format!(
+            r#""type":"assistant/message","data":{{"turn":2,"step":1,"message":{{"id":"m","role":"assistant","content":[{}]}}}}"#,
+            calls.join(",")
+        )
+    }
+
+    fn two_turns(last: Option<&str>) -> Vec<Json> {
+        let first_turn_call = assistant_calling(&["a"]);
+        let second_turn_calls = assistant_calling(&["b", "c"]);
+        let mut lines = vec![
+            r#""type":"turn/start","data":{"turn":1}"#,
+            r#""type":"step/start","data":{"turn":1,"step":1}"#,
+            &first_turn_call,
+            r#""type":"turn/end","data":{"turn":1}"#,
+            r#""type":"turn/start","data":{"turn":2}"#,
+            r#""type":"step/start","data":{"turn":2,"step":1}"#,
+            &second_turn_calls,
+            r#""type":"tool/call","data":{"turn":2,"step":1,"callId":"b"}"#,
+            r#""type":"tool/result","data":{"message":{"source":{"kind":"tool","callId":"c"}}}"#,
+        ];
+        lines.extend(last);
+        events(&lines)
+    }
+
+    fn text(value: Option<&Json>) -> Option<&str> {
+        value.and_then(Json::as_str)
+    }
+
+    #[test]
+    fn a_log_ending_inside_a_turn_closes_only_that_turn() {
+        let closers = interrupted_turn_closers(&two_turns(None));
+        let kinds: Vec<_> = closers.iter().map(|c| text(c.get("type"))).collect();
+        assert_eq!(kinds, [Some("tool/result"), Some("step/end"), Some("turn/end")]);
+        let result = &closers[0];
+        let source = result
+            .get("data")
+            .and_then(|d| d.get("message"))
+            .and_then(|m| m.get("source"));
+        assert_eq!(
+            text(source.and_then(|s| s.get("callId"))),
+            Some("b"),
+            "a, of the ended turn, and c, answered, are not pending"
+        );
+        assert_eq!(result.get("sourceEventSeqs"), Some(&Json::Array(vec![Json::int(7)])));
+        assert_eq!(result.get("seq"), Some(&Json::int(9)));
+        let turn_end = &closers[2];
+        assert_eq!(turn_end.get("data").and_then(|d| d.get("turn")), Some(&Json::int(2)));
+        assert_eq!(turn_end.get("seq"), Some(&Json::int(11)));
+    }
+
+    #[test]
+    fn a_log_ending_outside_a_turn_needs_no_closers() {
+        let ended = r#""type":"turn/end","data":{"turn":2}"#;
+        assert!(interrupted_turn_closers(&two_turns(Some(ended))).is_empty());
+        let unbounded = events(&[r#""type":"step/start","data":{"turn":1,"step":1}"#]);
+        assert!(interrupted_turn_closers(&unbounded).is_empty());
+        assert!(interrupted_turn_closers(&[]).is_empty());
+    }
 }
