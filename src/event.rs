@@ -265,18 +265,6 @@ impl PrintedLines {
         }));
     }
 
-    /// Keeps the first `events` events' lines.
-    pub(crate) fn truncate(&mut self, events: usize) {
-        self.spans.truncate(events);
-        let end = self
-            .spans
-            .iter()
-            .rev()
-            .find_map(|span| *span)
-            .map_or(0, |(_, end, _)| end);
-        self.text.truncate(end);
-    }
-
     /// The line of event `index`, when it is its printed text.
     pub(crate) fn line(&self, index: usize) -> Option<&str> {
         let (start, end, _) = (*self.spans.get(index)?)?;

@@ -597,12 +597,15 @@ impl<'a> LineScanner<'a> {
         if decoded.events().iter().any(|e| matches!(e, Json::Null)) {
             return Err(LogFault::damaged(format!("a null record at line {}", self.line_number)));
         }
-        let has_turn_end = decoded
-            .events()
-            .iter()
-            .any(|e| e.get("type").and_then(Json::as_str) == Some("turn/end"));
+        // Only damage makes a `turn/end` matter, so a sound line is not searched for one.
+        let has_turn_end = |decoded: &StorageRecord| {
+            decoded
+                .events()
+                .iter()
+                .any(|e| e.get("type").and_then(Json::as_str) == Some("turn/end"))
+        };
         if let Some(issue) = &self.issue {
-            if has_turn_end {
+            if has_turn_end(&decoded) {
                 return Err(LogFault::damaged(format!(
                     "{issue}, and a later committed turn/end follows it"
                 )));
@@ -610,19 +613,20 @@ impl<'a> LineScanner<'a> {
             return Ok(());
         }
         let row_start = self.events.len();
-        for event in decoded {
-            let seq = event.get("seq").and_then(Json::as_f64);
-            if seq != Some(self.events.len() as f64) {
-                let expected = self.events.len();
-                self.events.truncate(row_start);
-                self.printed.truncate(row_start);
-                let issue = format!("seq gap at line {} (expected {expected})", self.line_number);
-                if has_turn_end {
-                    return Err(LogFault::damaged(format!("{issue} in a line that ends a turn")));
-                }
-                self.issue = Some(issue);
-                return Ok(());
+        let gap = decoded
+            .events()
+            .iter()
+            .zip(row_start..)
+            .position(|(event, seq)| event.get("seq").and_then(Json::as_f64) != Some(seq as f64));
+        if let Some(at) = gap {
+            let issue = format!("seq gap at line {} (expected {})", self.line_number, row_start + at);
+            if has_turn_end(&decoded) {
+                return Err(LogFault::damaged(format!("{issue} in a line that ends a turn")));
             }
+            self.issue = Some(issue);
+            return Ok(());
+        }
+        for event in decoded {
             self.events.push(event);
             self.printed.push(printed_line);
         }
