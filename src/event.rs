@@ -127,7 +127,7 @@ const _: () = assert!(KNOWN_EVENT_TYPES.len() <= u8::MAX as usize);
 
 impl Kind {
     fn of(kind: &str) -> Kind {
-        match KNOWN_EVENT_TYPES.iter().position(|k| *k == kind) {
+        match crate::log::known_type_index(kind) {
             Some(index) => Kind::Known(index as u8),
             None => Kind::Other(kind.into()),
         }

@@ -13,7 +13,7 @@ mod vocabulary;
 
 pub use crate::event::Event;
 pub use header::SessionHeader;
-pub use validate::KNOWN_EVENT_TYPES;
+pub use validate::{KNOWN_EVENT_TYPES, known_type_index};
 
 use crate::archive::LoadBudget;
 use crate::error::{Error, ErrorCode};

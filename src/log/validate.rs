@@ -58,8 +58,60 @@ pub const KNOWN_EVENT_TYPES: [&str; 48] = [
     "web/deepseek-search-llm-request",
 ];
 
+/// Where `kind` is in [`KNOWN_EVENT_TYPES`]. Every event's type is looked up as a log is
+/// read, so through a table built at compile time (one hash and, nearly always, one
+/// comparison) rather than a search comparing it with many others.
+pub fn known_type_index(kind: &str) -> Option<usize> {
+    let bytes = kind.as_bytes();
+    // Every known type is longer than the two bytes the hash reads from its end.
+    if bytes.len() < 2 {
+        return None;
+    }
+    let mut at = type_slot(bytes);
+    loop {
+        let index = usize::from(TYPE_TABLE[at]);
+        let known = KNOWN_EVENT_TYPES.get(index)?;
+        if known.as_bytes() == bytes {
+            return Some(index);
+        }
+        at = (at + 1) % TYPE_SLOTS;
+    }
+}
+
+/// The slots of [`TYPE_TABLE`]: over twice the types, so a probe ends soon.
+const TYPE_SLOTS: usize = 128;
+
+/// [`KNOWN_EVENT_TYPES`]' indices by [`type_slot`], open-addressed; `u8::MAX` marks a free slot.
+static TYPE_TABLE: [u8; TYPE_SLOTS] = type_table();
+
+const fn type_slot(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    let mixed = len.wrapping_mul(0x9E37)
+        ^ (bytes[len / 2] as usize).wrapping_mul(0x2F1)
+        ^ (bytes[len - 1] as usize).wrapping_mul(0x61)
+        ^ (bytes[len - 2] as usize).wrapping_mul(0x1C3);
+    mixed % TYPE_SLOTS
+}
+
+const fn type_table() -> [u8; TYPE_SLOTS] {
+    assert!(KNOWN_EVENT_TYPES.len() * 2 <= TYPE_SLOTS && TYPE_SLOTS <= u8::MAX as usize);
+    let mut table = [u8::MAX; TYPE_SLOTS];
+    let mut index = 0;
+    while index < KNOWN_EVENT_TYPES.len() {
+        let bytes = KNOWN_EVENT_TYPES[index].as_bytes();
+        assert!(bytes.len() >= 2);
+        let mut at = type_slot(bytes);
+        while table[at] != u8::MAX {
+            at = (at + 1) % TYPE_SLOTS;
+        }
+        table[at] = index as u8;
+        index += 1;
+    }
+    table
+}
+
 fn is_known(kind: &str) -> bool {
-    KNOWN_EVENT_TYPES.contains(&kind)
+    known_type_index(kind).is_some()
 }
 
 /// Refuses an unknown event type that is not marked ignorable (a refusal, not corruption).
@@ -262,4 +314,29 @@ fn request_header(event: &JsonObject, index: usize) -> Result<(), LogFault> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_type_is_found_at_its_index_and_nothing_else_is() {
+        for (index, kind) in KNOWN_EVENT_TYPES.iter().enumerate() {
+            assert_eq!(known_type_index(kind), Some(index), "{kind}");
+        }
+        let strangers = [
+            "",
+            "t",
+            "tool/resul",
+            "tool/results",
+            "TOOL/RESULT",
+            "turn/end\0",
+            "ab",
+            "mode/set",
+        ];
+        for kind in strangers {
+            assert_eq!(known_type_index(kind), None, "{kind:?}");
+        }
+    }
 }
