@@ -81,7 +81,8 @@ pub struct Vocabulary {
     longest: usize,
 }
 
-const VOCABULARY_SLOTS: usize = 256;
+/// The slots of a [`Vocabulary`]'s table, and of other tables hashed with [`vocabulary_slot`].
+pub(crate) const VOCABULARY_SLOTS: usize = 256;
 
 impl Vocabulary {
     /// No strings: every parsed string is allocated.
@@ -160,7 +161,7 @@ impl Elide {
 
 /// A string's first slot: its length and three of its bytes, mixed (cheap, and spread enough
 /// for a few hundred short words).
-const fn vocabulary_slot(bytes: &[u8]) -> usize {
+pub(crate) const fn vocabulary_slot(bytes: &[u8]) -> usize {
     let len = bytes.len();
     let mixed = len.wrapping_mul(0x9E37)
         ^ (bytes[0] as usize).wrapping_mul(0x2F1)

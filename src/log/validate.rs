@@ -4,7 +4,7 @@
 use super::{Event, LogFault};
 use crate::error::ErrorCode;
 use crate::event::{EventBatch, PrintedLines};
-use crate::json::{Json, JsonObject, is_safe_integer};
+use crate::json::{Json, JsonObject, VOCABULARY_SLOTS, is_safe_integer, vocabulary_slot};
 
 /// Every event type DSH 0.1.x interprets; anything else needs `"ignorable": true`.
 pub const KNOWN_EVENT_TYPES: [&str; 48] = [
@@ -62,47 +62,32 @@ pub const KNOWN_EVENT_TYPES: [&str; 48] = [
 /// read, so through a table built at compile time (one hash and, nearly always, one
 /// comparison) rather than a search comparing it with many others.
 pub fn known_type_index(kind: &str) -> Option<usize> {
-    let bytes = kind.as_bytes();
-    // Every known type is longer than the two bytes the hash reads from its end.
-    if bytes.len() < 2 {
+    if kind.is_empty() {
         return None;
     }
-    let mut at = type_slot(bytes);
+    let mut at = vocabulary_slot(kind.as_bytes());
     loop {
         let index = usize::from(TYPE_TABLE[at]);
         let known = KNOWN_EVENT_TYPES.get(index)?;
-        if known.as_bytes() == bytes {
+        if *known == kind {
             return Some(index);
         }
-        at = (at + 1) % TYPE_SLOTS;
+        at = (at + 1) % VOCABULARY_SLOTS;
     }
 }
 
-/// The slots of [`TYPE_TABLE`]: over twice the types, so a probe ends soon.
-const TYPE_SLOTS: usize = 128;
+/// [`KNOWN_EVENT_TYPES`]' indices by [`vocabulary_slot`], open-addressed (a fifth full);
+/// `u8::MAX` marks a free slot.
+static TYPE_TABLE: [u8; VOCABULARY_SLOTS] = type_table();
 
-/// [`KNOWN_EVENT_TYPES`]' indices by [`type_slot`], open-addressed; `u8::MAX` marks a free slot.
-static TYPE_TABLE: [u8; TYPE_SLOTS] = type_table();
-
-const fn type_slot(bytes: &[u8]) -> usize {
-    let len = bytes.len();
-    let mixed = len.wrapping_mul(0x9E37)
-        ^ (bytes[len / 2] as usize).wrapping_mul(0x2F1)
-        ^ (bytes[len - 1] as usize).wrapping_mul(0x61)
-        ^ (bytes[len - 2] as usize).wrapping_mul(0x1C3);
-    mixed % TYPE_SLOTS
-}
-
-const fn type_table() -> [u8; TYPE_SLOTS] {
-    assert!(KNOWN_EVENT_TYPES.len() * 2 <= TYPE_SLOTS && TYPE_SLOTS <= u8::MAX as usize);
-    let mut table = [u8::MAX; TYPE_SLOTS];
+const fn type_table() -> [u8; VOCABULARY_SLOTS] {
+    assert!(KNOWN_EVENT_TYPES.len() < u8::MAX as usize);
+    let mut table = [u8::MAX; VOCABULARY_SLOTS];
     let mut index = 0;
     while index < KNOWN_EVENT_TYPES.len() {
-        let bytes = KNOWN_EVENT_TYPES[index].as_bytes();
-        assert!(bytes.len() >= 2);
-        let mut at = type_slot(bytes);
+        let mut at = vocabulary_slot(KNOWN_EVENT_TYPES[index].as_bytes());
         while table[at] != u8::MAX {
-            at = (at + 1) % TYPE_SLOTS;
+            at = (at + 1) % VOCABULARY_SLOTS;
         }
         table[at] = index as u8;
         index += 1;
