@@ -75,61 +75,66 @@ impl Ord for JsString {
 }
 
 /// A fixed set of strings that a parse hands out as [`JsString::Known`] instead of allocating
-/// a copy: an open-addressed table, built at compile time, at most half full.
+/// a copy: an open-addressed table, built at compile time, at most half full. It also tells a
+/// word's place among its words ([`Vocabulary::place`]).
 pub struct Vocabulary {
     slots: [Option<&'static str>; VOCABULARY_SLOTS],
+    /// Each slot's word's place, in the order the words were first given.
+    places: [u8; VOCABULARY_SLOTS],
+    count: usize,
     longest: usize,
 }
 
-/// The slots of a [`Vocabulary`]'s table, and of other tables hashed with [`vocabulary_slot`].
-pub(crate) const VOCABULARY_SLOTS: usize = 256;
+const VOCABULARY_SLOTS: usize = 256;
 
 impl Vocabulary {
     /// No strings: every parsed string is allocated.
     pub const EMPTY: Vocabulary = Vocabulary {
         slots: [None; VOCABULARY_SLOTS],
+        places: [0; VOCABULARY_SLOTS],
+        count: 0,
         longest: 0,
     };
 
     /// The strings of `lists` (each non-empty; repeats are kept once).
     pub const fn new(lists: &[&[&'static str]]) -> Vocabulary {
         let mut vocabulary = Vocabulary::EMPTY;
-        let mut count = 0;
         let mut list = 0;
         while list < lists.len() {
             let mut at = 0;
             while at < lists[list].len() {
-                count += vocabulary.insert(lists[list][at]) as usize;
+                vocabulary.insert(lists[list][at]);
                 at += 1;
             }
             list += 1;
         }
-        assert!(
-            count * 2 <= VOCABULARY_SLOTS,
-            "a vocabulary fills at most half of its slots"
-        );
         vocabulary
     }
 
-    /// Adds `word` unless it is there; whether it was added.
-    const fn insert(&mut self, word: &'static str) -> bool {
+    /// Adds `word`, at the next place, unless it is there.
+    const fn insert(&mut self, word: &'static str) {
         assert!(!word.is_empty(), "a vocabulary holds no empty string");
         let mut at = vocabulary_slot(word.as_bytes());
         while let Some(taken) = self.slots[at] {
             if const_bytes_eq(taken.as_bytes(), word.as_bytes()) {
-                return false;
+                return;
             }
             at = (at + 1) % VOCABULARY_SLOTS;
         }
+        assert!(
+            (self.count + 1) * 2 <= VOCABULARY_SLOTS,
+            "a vocabulary fills at most half of its slots"
+        );
         self.slots[at] = Some(word);
+        self.places[at] = self.count as u8;
+        self.count += 1;
         if word.len() > self.longest {
             self.longest = word.len();
         }
-        true
     }
 
-    /// The vocabulary's copy of `text`, if it holds it.
-    fn get(&self, text: &str) -> Option<&'static str> {
+    /// The slot holding `text`, if the vocabulary holds it.
+    fn slot_of(&self, text: &str) -> Option<usize> {
         let bytes = text.as_bytes();
         if bytes.is_empty() || bytes.len() > self.longest {
             return None;
@@ -137,11 +142,22 @@ impl Vocabulary {
         let mut at = vocabulary_slot(bytes);
         while let Some(word) = self.slots[at] {
             if word.as_bytes() == bytes {
-                return Some(word);
+                return Some(at);
             }
             at = (at + 1) % VOCABULARY_SLOTS;
         }
         None
+    }
+
+    /// The vocabulary's copy of `text`, if it holds it.
+    fn get(&self, text: &str) -> Option<&'static str> {
+        self.slot_of(text).and_then(|at| self.slots[at])
+    }
+
+    /// Where `text` came among the words the vocabulary was made of (repeats counted once),
+    /// if it holds it: for a vocabulary of one list without repeats, its index in the list.
+    pub fn place(&self, text: &str) -> Option<usize> {
+        self.slot_of(text).map(|at| usize::from(self.places[at]))
     }
 }
 
@@ -161,7 +177,7 @@ impl Elide {
 
 /// A string's first slot: its length and three of its bytes, mixed (cheap, and spread enough
 /// for a few hundred short words).
-pub(crate) const fn vocabulary_slot(bytes: &[u8]) -> usize {
+const fn vocabulary_slot(bytes: &[u8]) -> usize {
     let len = bytes.len();
     let mixed = len.wrapping_mul(0x9E37)
         ^ (bytes[0] as usize).wrapping_mul(0x2F1)
@@ -1838,8 +1854,9 @@ mod tests {
         assert_eq!(value.to_js_string(), "\"q\\\"\\\\\\n\\u0001\u{7f}\u{2028}é\"");
     }
 
-    /// A vocabulary finds each of its words and nothing else, and a parse shares exactly the
-    /// unescaped strings it holds; shared strings are equal, hash and order as allocated ones.
+    /// A vocabulary finds each of its words (and its place) and nothing else, and a parse shares
+    /// exactly the unescaped strings it holds; shared strings are equal, hash and order as
+    /// allocated ones.
     #[test]
     fn vocabulary_strings_are_shared_and_behave_as_allocated_ones() {
         static WORDS: Vocabulary = Vocabulary::new(&[&["type", "seq", "tool/call", "a"], &["seq", "user"]]);
@@ -1848,7 +1865,11 @@ mod tests {
         }
         for other in ["", "typ", "types", "Type", "b", "tool/cal", "tool/callx", "useR"] {
             assert_eq!(WORDS.get(other), None, "{other}");
+            assert_eq!(WORDS.place(other), None, "{other}");
         }
+        // Places follow the order the words were given, a repeat counted once.
+        let places: Vec<_> = ["type", "seq", "tool/call", "a", "user"].map(|w| WORDS.place(w)).into();
+        assert_eq!(places, [Some(0), Some(1), Some(2), Some(3), Some(4)]);
         let text = r#"{"type":"user","seq":1,"data":{"type":"a\u0062","x":["user","tool/call","users"]}}"#;
         let parsed = Json::parse_noting_printed(text, ParseLimits::default(), usize::MAX, &[], &WORDS, Elide::NONE)
             .expect("json");

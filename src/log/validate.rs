@@ -4,7 +4,7 @@
 use super::{Event, LogFault};
 use crate::error::ErrorCode;
 use crate::event::{EventBatch, PrintedLines};
-use crate::json::{Json, JsonObject, VOCABULARY_SLOTS, is_safe_integer, vocabulary_slot};
+use crate::json::{Json, JsonObject, Vocabulary, is_safe_integer};
 
 /// Every event type DSH 0.1.x interprets; anything else needs `"ignorable": true`.
 pub const KNOWN_EVENT_TYPES: [&str; 48] = [
@@ -58,41 +58,14 @@ pub const KNOWN_EVENT_TYPES: [&str; 48] = [
     "web/deepseek-search-llm-request",
 ];
 
-/// Where `kind` is in [`KNOWN_EVENT_TYPES`]. Every event's type is looked up as a log is
-/// read, so through a table built at compile time (one hash and, nearly always, one
-/// comparison) rather than a search comparing it with many others.
+/// The known types as a table built at compile time: every event's type is looked up as a log
+/// is read, and a scan compared it with dozens of others.
+static KNOWN_TYPES: Vocabulary = Vocabulary::new(&[&KNOWN_EVENT_TYPES]);
+
+/// Where `kind` is in [`KNOWN_EVENT_TYPES`] (which repeats no type, so a type's place in the
+/// table is its index).
 pub fn known_type_index(kind: &str) -> Option<usize> {
-    if kind.is_empty() {
-        return None;
-    }
-    let mut at = vocabulary_slot(kind.as_bytes());
-    loop {
-        let index = usize::from(TYPE_TABLE[at]);
-        let known = KNOWN_EVENT_TYPES.get(index)?;
-        if *known == kind {
-            return Some(index);
-        }
-        at = (at + 1) % VOCABULARY_SLOTS;
-    }
-}
-
-/// [`KNOWN_EVENT_TYPES`]' indices by [`vocabulary_slot`], open-addressed (a fifth full);
-/// `u8::MAX` marks a free slot.
-static TYPE_TABLE: [u8; VOCABULARY_SLOTS] = type_table();
-
-const fn type_table() -> [u8; VOCABULARY_SLOTS] {
-    assert!(KNOWN_EVENT_TYPES.len() < u8::MAX as usize);
-    let mut table = [u8::MAX; VOCABULARY_SLOTS];
-    let mut index = 0;
-    while index < KNOWN_EVENT_TYPES.len() {
-        let mut at = vocabulary_slot(KNOWN_EVENT_TYPES[index].as_bytes());
-        while table[at] != u8::MAX {
-            at = (at + 1) % VOCABULARY_SLOTS;
-        }
-        table[at] = index as u8;
-        index += 1;
-    }
-    table
+    KNOWN_TYPES.place(kind)
 }
 
 fn is_known(kind: &str) -> bool {
