@@ -22,37 +22,31 @@ fn object(pairs: Vec<(&str, Json)>) -> Json {
 
 /// The closing events to append, empty when the log ends outside a turn.
 ///
-/// Both turn boundaries reset everything the walk below keeps, so the events from the last
-/// boundary on decide the outcome alone: finding it from the end spares reading (and cloning
-/// the call ids of) every earlier event, which is most of a log.
+/// Both turn boundaries reset everything the walk below keeps, so the log ends inside a turn
+/// only when its last boundary is a `turn/start`, and the events after that decide the rest:
+/// finding it from the end spares reading (and cloning the call ids of) every earlier event,
+/// which is most of a log.
 pub(super) fn interrupted_turn_closers(events: &[Json]) -> Vec<Json> {
-    let is_boundary = |event: &Json| {
-        matches!(
-            event.get("type").and_then(Json::as_str),
-            Some("turn/start" | "turn/end")
-        )
-    };
-    let Some(last_boundary) = events.iter().rposition(is_boundary) else {
+    fn kind(event: &Json) -> Option<&str> {
+        event.get("type").and_then(Json::as_str)
+    }
+    let field = |event: &Json, key: &str| event.get("data").and_then(|d| d.get(key)).cloned();
+    let Some(start) = events
+        .iter()
+        .rposition(|event| matches!(kind(event), Some("turn/start" | "turn/end")))
+    else {
         return Vec::new();
     };
-    let events = &events[last_boundary..];
-    let mut open_turn: Option<Json> = None;
+    let (turn_start, after) = (&events[start], &events[start + 1..]);
+    if kind(turn_start) != Some("turn/start") {
+        return Vec::new();
+    }
+    let turn = field(turn_start, "turn").unwrap_or(Json::Null);
     let mut open_step: Option<Json> = None;
     // Insertion-ordered like a JavaScript Map: re-registering a call keeps its place.
     let mut pending: Vec<PendingCall> = Vec::new();
-    let field = |event: &Json, key: &str| event.get("data").and_then(|d| d.get(key)).cloned();
-    for event in events {
-        match event.get("type").and_then(Json::as_str) {
-            Some("turn/start") => {
-                open_turn = Some(field(event, "turn").unwrap_or(Json::Null));
-                open_step = None;
-                pending.clear();
-            }
-            Some("turn/end") => {
-                open_turn = None;
-                open_step = None;
-                pending.clear();
-            }
+    for event in after {
+        match kind(event) {
             Some("step/start") => open_step = Some(field(event, "step").unwrap_or(Json::Null)),
             Some("step/end") => {
                 pending.clear();
@@ -100,9 +94,7 @@ pub(super) fn interrupted_turn_closers(events: &[Json]) -> Vec<Json> {
             _ => {}
         }
     }
-    let (Some(turn), Some(last)) = (open_turn, events.last()) else {
-        return Vec::new();
-    };
+    let last = after.last().unwrap_or(turn_start);
     closers(turn, open_step, pending, last)
 }
 
