@@ -40,23 +40,25 @@ impl Role {
 /// prompts (`source.kind == "user"`), compaction checkpoints and every assistant message, when
 /// their joined text is not empty; `None` for anything else.
 pub fn conversation_message(event: &JsonObject) -> Option<(ConversationMessage, &[Json])> {
-    let kind = event.get("type").and_then(Json::as_str)?;
-    // Looked up once the type says it is needed: most events are neither.
-    let data = || event.get("data");
-    let (role, checkpoint, content) = match kind {
+    // The data is looked up in the arms: most events are neither message.
+    let (role, checkpoint, content) = match event.get("type").and_then(Json::as_str)? {
         "user/message" => {
-            let source = data().and_then(|d| d.get("source"));
+            let data = event.get("data");
+            let source = data.and_then(|d| d.get("source"));
             let checkpoint = source.is_some_and(is_compact_checkpoint_source);
             let direct = source.and_then(|s| s.get("kind")).and_then(Json::as_str) == Some("user");
             if !checkpoint && !direct {
                 return None;
             }
-            (Role::User, checkpoint, data().and_then(|d| d.get("content")))
+            (Role::User, checkpoint, data.and_then(|d| d.get("content")))
         }
         "assistant/message" => (
             Role::Assistant,
             false,
-            data().and_then(|d| d.get("message")).and_then(|m| m.get("content")),
+            event
+                .get("data")
+                .and_then(|d| d.get("message"))
+                .and_then(|m| m.get("content")),
         ),
         // `tool/result`, and (defensively) anything a surface never holds.
         _ => return None,
