@@ -52,29 +52,7 @@ pub(super) fn interrupted_turn_closers(events: &[Json]) -> Vec<Json> {
                 pending.clear();
                 open_step = None;
             }
-            Some("assistant/message") => {
-                let step = field(event, "step").unwrap_or(Json::Null);
-                let content = event
-                    .get("data")
-                    .and_then(|d| d.get("message"))
-                    .and_then(|m| m.get("content"))
-                    .and_then(Json::as_array);
-                for block in content.unwrap_or_default() {
-                    if block.get("type").and_then(Json::as_str) != Some("tool-call") {
-                        continue;
-                    }
-                    let call_id = block.get("id").cloned().unwrap_or(Json::Null);
-                    let entry = PendingCall {
-                        call_id: call_id.clone(),
-                        step: step.clone(),
-                        call_seq: None,
-                    };
-                    match pending.iter_mut().find(|p| p.call_id == call_id) {
-                        Some(slot) => *slot = entry,
-                        None => pending.push(entry),
-                    }
-                }
-            }
+            Some("assistant/message") => register_calls(event, &mut pending),
             Some("tool/call") => {
                 let call_id = field(event, "callId").unwrap_or(Json::Null);
                 if let Some(entry) = pending.iter_mut().find(|p| p.call_id == call_id) {
@@ -98,6 +76,32 @@ pub(super) fn interrupted_turn_closers(events: &[Json]) -> Vec<Json> {
     closers(turn, open_step, pending, last)
 }
 
+/// Notes the tool calls an `assistant/message` asks for as pending in its step; a call asked
+/// for again takes its new step and forgets that it was recorded, in its old place.
+fn register_calls(event: &Json, pending: &mut Vec<PendingCall>) {
+    let data = event.get("data");
+    let step = data.and_then(|d| d.get("step")).cloned().unwrap_or(Json::Null);
+    let content = data
+        .and_then(|d| d.get("message"))
+        .and_then(|m| m.get("content"))
+        .and_then(Json::as_array);
+    for block in content.unwrap_or_default() {
+        if block.get("type").and_then(Json::as_str) != Some("tool-call") {
+            continue;
+        }
+        let call_id = block.get("id").cloned().unwrap_or(Json::Null);
+        let entry = PendingCall {
+            call_id: call_id.clone(),
+            step: step.clone(),
+            call_seq: None,
+        };
+        match pending.iter_mut().find(|p| p.call_id == call_id) {
+            Some(slot) => *slot = entry,
+            None => pending.push(entry),
+        }
+    }
+}
+
 /// The events that close a turn the log ends inside, after `last`: a result for each call
 /// still `pending`, the open step's end, the turn's end. Out of line: few logs end inside a
 /// turn, and the engine then never optimises this.
@@ -107,72 +111,7 @@ fn closers(turn: Json, open_step: Option<Json>, pending: Vec<PendingCall>, last:
     let time = last.get("time").cloned().unwrap_or(Json::Null);
     let mut closers = Vec::new();
     for call in pending {
-        let started = call.call_seq.is_some();
-        let call_id_text = match &call.call_id {
-            Json::String(s) => s.to_lossy().into_owned(),
-            other => other.to_js_string(),
-        };
-        let text = if started {
-            TOOL_OUTCOME_UNKNOWN_TEXT
-        } else {
-            TOOL_NOT_STARTED_TEXT
-        };
-        let message = object(vec![
-            (
-                "id",
-                Json::str(&format!("interrupted-tool-result-{call_id_text}-{seq}")),
-            ),
-            ("role", Json::str("user")),
-            (
-                "source",
-                object(vec![("kind", Json::str("tool")), ("callId", call.call_id.clone())]),
-            ),
-            (
-                "content",
-                Json::Array(vec![object(vec![
-                    ("type", Json::str("tool-result")),
-                    ("toolCallId", call.call_id.clone()),
-                    ("isError", Json::Bool(true)),
-                    (
-                        "content",
-                        Json::Array(vec![object(vec![
-                            ("type", Json::str("text")),
-                            ("text", Json::str(text)),
-                        ])]),
-                    ),
-                ])]),
-            ),
-        ]);
-        let error = if started {
-            object(vec![
-                ("name", Json::str("ToolOutcomeUnknownError")),
-                ("code", Json::str("TOOL_OUTCOME_UNKNOWN")),
-            ])
-        } else {
-            object(vec![
-                ("name", Json::str("ToolNotStartedError")),
-                ("code", Json::str("TOOL_NOT_STARTED")),
-            ])
-        };
-        let mut fields = vec![
-            ("type", Json::str("tool/result")),
-            ("seq", Json::Number(seq)),
-            ("time", time.clone()),
-            (
-                "data",
-                object(vec![
-                    ("turn", turn.clone()),
-                    ("step", call.step.clone()),
-                    ("message", message),
-                    ("error", error),
-                ]),
-            ),
-            ("surfaceOp", Json::str("append")),
-        ];
-        if let Some(call_seq) = call.call_seq {
-            fields.push(("sourceEventSeqs", Json::Array(vec![call_seq])));
-        }
-        closers.push(object(fields));
+        closers.push(interrupted_result(&call, &turn, seq, &time));
         seq += 1.0;
     }
     if let Some(step) = open_step {
@@ -197,6 +136,62 @@ fn closers(turn: Json, open_step: Option<Json>, pending: Vec<PendingCall>, last:
         ),
     ]));
     closers
+}
+
+/// The error result that closes `call`, at `seq`: its outcome is unknown when its `tool/call`
+/// was recorded (and the result then names that event as its source), else it never started.
+fn interrupted_result(call: &PendingCall, turn: &Json, seq: f64, time: &Json) -> Json {
+    let started = call.call_seq.is_some();
+    let call_id_text = match &call.call_id {
+        Json::String(s) => s.to_lossy().into_owned(),
+        other => other.to_js_string(),
+    };
+    let (text, error_name, error_code) = if started {
+        (
+            TOOL_OUTCOME_UNKNOWN_TEXT,
+            "ToolOutcomeUnknownError",
+            "TOOL_OUTCOME_UNKNOWN",
+        )
+    } else {
+        (TOOL_NOT_STARTED_TEXT, "ToolNotStartedError", "TOOL_NOT_STARTED")
+    };
+    let text_block = object(vec![("type", Json::str("text")), ("text", Json::str(text))]);
+    let result_block = object(vec![
+        ("type", Json::str("tool-result")),
+        ("toolCallId", call.call_id.clone()),
+        ("isError", Json::Bool(true)),
+        ("content", Json::Array(vec![text_block])),
+    ]);
+    let message = object(vec![
+        (
+            "id",
+            Json::str(&format!("interrupted-tool-result-{call_id_text}-{seq}")),
+        ),
+        ("role", Json::str("user")),
+        (
+            "source",
+            object(vec![("kind", Json::str("tool")), ("callId", call.call_id.clone())]),
+        ),
+        ("content", Json::Array(vec![result_block])),
+    ]);
+    let error = object(vec![("name", Json::str(error_name)), ("code", Json::str(error_code))]);
+    let data = object(vec![
+        ("turn", turn.clone()),
+        ("step", call.step.clone()),
+        ("message", message),
+        ("error", error),
+    ]);
+    let mut fields = vec![
+        ("type", Json::str("tool/result")),
+        ("seq", Json::Number(seq)),
+        ("time", time.clone()),
+        ("data", data),
+        ("surfaceOp", Json::str("append")),
+    ];
+    if let Some(call_seq) = &call.call_seq {
+        fields.push(("sourceEventSeqs", Json::Array(vec![call_seq.clone()])));
+    }
+    object(fields)
 }
 
 #[cfg(test)]
