@@ -147,106 +147,133 @@ impl<P: SegmentStore> SearchEngine<P> {
     /// is refused with `SESSION_QUERY_INDEX_FAILED` (and nothing is built).
     pub fn import_snapshot(bytes: &[u8], corpus: &Corpus, config: SearchConfig) -> Result<Self, Error> {
         let mut reader = Reader { bytes };
-        if reader.take(MAGIC.len())? != MAGIC {
-            return Err(refused("it is not an index snapshot"));
-        }
-        if reader.take(1)?[0] != FORMAT {
-            return Err(refused("it uses another snapshot format"));
-        }
-        let checksum = reader.u64()?;
-        if XxHash64::oneshot(CHECKSUM_SEED, reader.bytes) != checksum {
-            return Err(refused("its checksum does not match: it was changed or cut"));
-        }
-        let manifest_len = reader.u64()? as usize;
-        let manifest: serde_json::Value =
-            serde_json::from_slice(reader.take(manifest_len)?).map_err(|e| refused(format!("bad manifest: {e}")))?;
-        let version = manifest["crate"].as_str().unwrap_or_default();
-        if version != env!("CARGO_PKG_VERSION") {
-            return Err(refused(format!(
-                "it was built by version {version}, this is {}",
-                env!("CARGO_PKG_VERSION")
-            )));
-        }
-        let name = manifest["tokenizer"].as_str();
-        let Some(mode) = name.and_then(TokenizerMode::parse) else {
-            return Err(refused(format!("unknown tokenizer {name:?}")));
-        };
+        let (manifest, mode) = read_manifest(&mut reader)?;
         let indexed = stored_sessions(&manifest);
-        // The stored documents are numbered afresh, in the order of their stored ids (so a
-        // session's run of ids stays a run), and the engine continues from their count: memory
-        // follows what the snapshot holds, whatever ids it claims.
-        let mut stored: Vec<DocId> = indexed.values().flat_map(|(_, ids)| ids.iter().copied()).collect();
-        stored.sort_unstable();
-        stored.dedup();
-        let renumbered: DocIdMap<DocId> = stored
-            .iter()
-            .enumerate()
-            .map(|(new, old)| (*old, new as DocId))
-            .collect();
+        let renumbered = renumbering(&indexed);
         let mut docs = DocStore::default();
         let mut kinds = Interner::default();
-        let mut sessions = HashMap::new();
-        let mut epoch = 0;
-        for (id, source) in corpus.sources() {
-            let Some((fingerprint, ids)) = indexed.get(id) else {
-                return Err(refused(format!("session {id:?} is not in it")));
-            };
-            let ids: Vec<DocId> = ids.iter().map(|old| renumbered[old]).collect();
-            let (metas, docs_sum) = reopened_documents(&mut kinds, id, &source, ids.len())
-                .ok_or_else(|| refused(format!("session {id:?} changed since it was indexed")))?;
-            let record = source.record();
-            if format!("{:016x}", fingerprint_of(&record, docs_sum)) != *fingerprint {
-                return Err(refused(format!("session {id:?} changed since it was indexed")));
-            }
-            for (doc, meta) in ids.iter().zip(metas) {
-                docs.insert(*doc, meta);
-            }
-            epoch += 1;
-            sessions.insert(
-                id.clone(),
-                IndexedSession {
-                    generation: corpus.session_generation(id),
-                    lineage: corpus.session_lineage(id),
-                    events: source.log.events.len(),
-                    replacements: source.log.surface.replacements.len(),
-                    docs_sum,
-                    live: source.live,
-                    persisted: source.persisted,
-                    record,
-                    docs: ids,
-                    epoch,
-                },
-            );
-        }
-        if sessions.len() != indexed.len() {
-            return Err(refused("it holds sessions the corpus does not have"));
-        }
-        let mut segments = Vec::new();
-        for names in manifest["segments"].as_array().into_iter().flatten() {
-            let mut files = Vec::new();
-            for name in names.as_array().into_iter().flatten() {
-                let len = reader.u64()? as usize;
-                files.push((name.as_str().unwrap_or_default().to_owned(), reader.take(len)?.to_vec()));
-            }
-            segments.push(files);
-        }
+        let sessions = reopen_sessions(corpus, &indexed, &renumbered, &mut docs, &mut kinds)?;
+        let segments = read_segments(&manifest, &mut reader)?;
         let by_session = sessions
             .iter()
             .map(|(id, s)| (id.clone(), s.docs.iter().copied().collect()))
             .collect();
         let renumber = |old: DocId| renumbered.get(&old).copied().unwrap_or(NO_DOC);
         let provider = P::import_segments(mode, segments, by_session, &renumber)?;
+        let epoch = sessions.len() as u64;
         let mut engine = SearchEngine::new(provider, config, mode);
         engine.sessions = sessions;
         engine.docs = docs;
         engine.kinds = kinds;
-        engine.next_doc = stored.len() as DocId;
+        engine.next_doc = renumbered.len() as DocId;
         engine.next_epoch = epoch;
         engine.committed_epoch = epoch;
         // Cursors are bound to the engine instance, so a reopened index starts a new history.
         engine.generation = 1;
         Ok(engine)
     }
+}
+
+/// Checks a snapshot's magic, format and checksum, and reads its manifest: built by this
+/// version, with a tokenizer this version knows.
+fn read_manifest(reader: &mut Reader<'_>) -> Result<(serde_json::Value, TokenizerMode), Error> {
+    if reader.take(MAGIC.len())? != MAGIC {
+        return Err(refused("it is not an index snapshot"));
+    }
+    if reader.take(1)?[0] != FORMAT {
+        return Err(refused("it uses another snapshot format"));
+    }
+    let checksum = reader.u64()?;
+    if XxHash64::oneshot(CHECKSUM_SEED, reader.bytes) != checksum {
+        return Err(refused("its checksum does not match: it was changed or cut"));
+    }
+    let manifest_len = reader.u64()? as usize;
+    let manifest: serde_json::Value =
+        serde_json::from_slice(reader.take(manifest_len)?).map_err(|e| refused(format!("bad manifest: {e}")))?;
+    let version = manifest["crate"].as_str().unwrap_or_default();
+    if version != env!("CARGO_PKG_VERSION") {
+        return Err(refused(format!(
+            "it was built by version {version}, this is {}",
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+    let name = manifest["tokenizer"].as_str();
+    let Some(mode) = name.and_then(TokenizerMode::parse) else {
+        return Err(refused(format!("unknown tokenizer {name:?}")));
+    };
+    Ok((manifest, mode))
+}
+
+/// The stored documents numbered afresh, in the order of their stored ids (so a session's run
+/// of ids stays a run); the engine continues from their count, so memory follows what the
+/// snapshot holds, whatever ids it claims.
+fn renumbering(indexed: &HashMap<String, (String, Vec<DocId>)>) -> DocIdMap<DocId> {
+    let mut stored: Vec<DocId> = indexed.values().flat_map(|(_, ids)| ids.iter().copied()).collect();
+    stored.sort_unstable();
+    stored.dedup();
+    stored
+        .iter()
+        .enumerate()
+        .map(|(new, old)| (*old, new as DocId))
+        .collect()
+}
+
+/// The engine's record of every session of `corpus`, each found in the snapshot unchanged
+/// (its documents' metadata go to `docs`); the snapshot may hold no other session.
+fn reopen_sessions(
+    corpus: &Corpus,
+    indexed: &HashMap<String, (String, Vec<DocId>)>,
+    renumbered: &DocIdMap<DocId>,
+    docs: &mut DocStore,
+    kinds: &mut Interner,
+) -> Result<HashMap<String, IndexedSession>, Error> {
+    let mut sessions = HashMap::new();
+    for (id, source) in corpus.sources() {
+        let Some((fingerprint, ids)) = indexed.get(id) else {
+            return Err(refused(format!("session {id:?} is not in it")));
+        };
+        let ids: Vec<DocId> = ids.iter().map(|old| renumbered[old]).collect();
+        let changed = || refused(format!("session {id:?} changed since it was indexed"));
+        let (metas, docs_sum) = reopened_documents(kinds, id, &source, ids.len()).ok_or_else(changed)?;
+        let record = source.record();
+        if format!("{:016x}", fingerprint_of(&record, docs_sum)) != *fingerprint {
+            return Err(changed());
+        }
+        for (doc, meta) in ids.iter().zip(metas) {
+            docs.insert(*doc, meta);
+        }
+        let session = IndexedSession {
+            generation: corpus.session_generation(id),
+            lineage: corpus.session_lineage(id),
+            events: source.log.events.len(),
+            replacements: source.log.surface.replacements.len(),
+            docs_sum,
+            live: source.live,
+            persisted: source.persisted,
+            record,
+            docs: ids,
+            epoch: sessions.len() as u64 + 1,
+        };
+        sessions.insert(id.clone(), session);
+    }
+    if sessions.len() != indexed.len() {
+        return Err(refused("it holds sessions the corpus does not have"));
+    }
+    Ok(sessions)
+}
+
+/// The segments' files, named in the manifest and stored after it in its order.
+fn read_segments(manifest: &serde_json::Value, reader: &mut Reader<'_>) -> Result<Vec<SegmentFiles>, Error> {
+    let mut segments = Vec::new();
+    for names in manifest["segments"].as_array().into_iter().flatten() {
+        let mut files = Vec::new();
+        for name in names.as_array().into_iter().flatten() {
+            let len = reader.u64()? as usize;
+            files.push((name.as_str().unwrap_or_default().to_owned(), reader.take(len)?.to_vec()));
+        }
+        segments.push(files);
+    }
+    Ok(segments)
 }
 
 /// Each stored session's fingerprint and document ids (in the session's document order).
