@@ -13,6 +13,7 @@ pub use budget::LoadBudget;
 
 use crate::error::{Error, ErrorCode};
 use crate::log::{Encoding, ReadLimits};
+use std::collections::HashMap;
 
 /// One thing a user hands to `load`.
 #[derive(Clone, Debug)]
@@ -546,87 +547,95 @@ fn classify(label: &str, tree: Vec<(String, Contents)>, summary: &mut InputSumma
             }
             continue;
         }
+        let binding = match binding_of(&parts) {
+            Ok(binding) => binding,
+            Err(message) => {
+                gathered.failures.push(layout_failure(label, &path, message));
+                continue;
+            }
+        };
         let (bytes, deferred) = match contents {
             Contents::Held(bytes) => (bytes, None),
             Contents::Deferred(deferred) => (Vec::new(), Some(deferred)),
         };
         let head = deferred.as_ref().map_or(&bytes[..], |d| &d.head[..]);
-        let encoding = encoding_of(name, head);
-        let n = parts.len();
-        let binding = if n >= 3
-            && (name == "session.jsonl" || name == "session.jsonl.zstd")
-            && layout::is_project_dir(parts[n - 3])
-        {
-            Binding::PersistenceRoot {
-                root: parts[..n - 3].join("/"),
-                project: parts[n - 3].into(),
-                session_dir: parts[n - 2].into(),
-            }
-        } else if n >= 2
-            && layout::is_project_dir(parts[n - 2])
-            && name != "session.jsonl"
-            && name != "session.jsonl.zstd"
-        {
-            gathered.failures.push(FileFailure {
-                input: label.into(),
-                path: path.clone(),
-                code: ErrorCode::LoadLayout,
-                message: "a legacy flat log directly inside a project directory is not part of the persistence layout"
-                    .into(),
-            });
-            continue;
-        } else if n >= 3 && parts[n - 3] == "subagents" && name == "session.jsonl" {
-            Binding::ExportChild {
-                safe_id: parts[n - 2].into(),
-            }
-        } else {
-            Binding::None
-        };
         logs.push(LogFile {
             input: label.into(),
             input_index: gathered.inputs.len(),
+            encoding: encoding_of(name, head),
             path,
-            encoding,
             bytes,
             deferred,
             binding,
         });
     }
-    // A persistence root holds one encoding; logs of the rarer one break the layout.
-    let mut roots: Vec<(String, usize, usize)> = Vec::new();
-    for log in &logs {
-        if let Binding::PersistenceRoot { root, .. } = &log.binding {
-            let zstd = log.path.ends_with(".zstd");
-            match roots.iter_mut().find(|(r, _, _)| r == root) {
-                Some(entry) => {
-                    if zstd {
-                        entry.2 += 1
-                    } else {
-                        entry.1 += 1
-                    }
-                }
-                None => roots.push((root.clone(), usize::from(!zstd), usize::from(zstd))),
-            }
-        }
-    }
-    for log in logs {
-        if let Binding::PersistenceRoot { root, .. } = &log.binding
-            && let Some((_, raw, zstd)) = roots.iter().find(|(r, _, _)| r == root)
-        {
-            let is_zstd = log.path.ends_with(".zstd");
-            let minority = if raw >= zstd { is_zstd } else { !is_zstd };
-            if *raw > 0 && *zstd > 0 && minority {
-                gathered.failures.push(FileFailure {
-                    input: label.into(),
-                    path: log.path.clone(),
-                    code: ErrorCode::LoadLayout,
-                    message: "a persistence root holds one encoding, and this log uses the other one".into(),
-                });
-                continue;
-            }
+    let minority = minority_encoding_logs(&logs);
+    for (log, breaks_its_root) in logs.into_iter().zip(minority) {
+        if breaks_its_root {
+            let message = "a persistence root holds one encoding, and this log uses the other one";
+            gathered.failures.push(layout_failure(label, &log.path, message));
+            continue;
         }
         summary.logs += 1;
         gathered.logs.push(log);
+    }
+}
+
+/// Where a log at the path `parts` lies in DSH's layouts, or why its place breaks them.
+fn binding_of(parts: &[&str]) -> Result<Binding, &'static str> {
+    let n = parts.len();
+    let name = parts.last().copied().unwrap_or_default();
+    let is_session_log = name == "session.jsonl" || name == "session.jsonl.zstd";
+    if n >= 3 && is_session_log && layout::is_project_dir(parts[n - 3]) {
+        return Ok(Binding::PersistenceRoot {
+            root: parts[..n - 3].join("/"),
+            project: parts[n - 3].into(),
+            session_dir: parts[n - 2].into(),
+        });
+    }
+    if n >= 2 && layout::is_project_dir(parts[n - 2]) && !is_session_log {
+        return Err("a legacy flat log directly inside a project directory is not part of the persistence layout");
+    }
+    if n >= 3 && parts[n - 3] == "subagents" && name == "session.jsonl" {
+        return Ok(Binding::ExportChild {
+            safe_id: parts[n - 2].into(),
+        });
+    }
+    Ok(Binding::None)
+}
+
+/// Per log, whether it breaks its persistence root's one encoding: where a root holds both,
+/// the logs of the rarer one do (the compressed ones, on a tie).
+fn minority_encoding_logs(logs: &[LogFile]) -> Vec<bool> {
+    fn root_of(log: &LogFile) -> Option<&str> {
+        match &log.binding {
+            Binding::PersistenceRoot { root, .. } => Some(root),
+            _ => None,
+        }
+    }
+    let is_zstd = |log: &LogFile| log.path.ends_with(".zstd");
+    // Per root: how many plain logs, how many compressed.
+    let mut roots: HashMap<&str, [usize; 2]> = HashMap::new();
+    for log in logs {
+        if let Some(root) = root_of(log) {
+            roots.entry(root).or_default()[usize::from(is_zstd(log))] += 1;
+        }
+    }
+    let breaks = |log: &LogFile| {
+        let Some([raw, zstd]) = root_of(log).and_then(|root| roots.get(root)) else {
+            return false;
+        };
+        raw > &0 && zstd > &0 && is_zstd(log) == (raw >= zstd)
+    };
+    logs.iter().map(breaks).collect()
+}
+
+fn layout_failure(label: &str, path: &str, message: &str) -> FileFailure {
+    FileFailure {
+        input: label.into(),
+        path: path.into(),
+        code: ErrorCode::LoadLayout,
+        message: message.into(),
     }
 }
 
@@ -701,5 +710,61 @@ fn collect_disk_file(
     match read.and_then(|bytes| budget.spend(bytes.len() as u64).map(|()| bytes)) {
         Ok(bytes) => collected.tree.push((relative, Contents::Held(bytes))),
         Err(e) => collected.fail(relative, e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(path: &str) -> Vec<&str> {
+        path.split('/').collect()
+    }
+
+    #[test]
+    fn a_log_is_bound_by_where_it_lies() {
+        assert_eq!(
+            binding_of(&parts("r/--home-p--/s1/session.jsonl.zstd")),
+            Ok(Binding::PersistenceRoot {
+                root: "r".into(),
+                project: "--home-p--".into(),
+                session_dir: "s1".into(),
+            })
+        );
+        assert_eq!(
+            binding_of(&parts("export/subagents/child_1/session.jsonl")),
+            Ok(Binding::ExportChild {
+                safe_id: "child_1".into()
+            })
+        );
+        assert!(binding_of(&parts("r/_no-cwd/flat.jsonl")).is_err());
+        assert_eq!(binding_of(&parts("notes/flat.jsonl")), Ok(Binding::None));
+        assert_eq!(binding_of(&parts("session.jsonl")), Ok(Binding::None));
+    }
+
+    #[test]
+    fn a_root_of_both_encodings_refuses_the_rarer_one_and_the_compressed_on_a_tie() {
+        let log = |path: &str| LogFile {
+            input: "in".into(),
+            input_index: 0,
+            path: path.into(),
+            encoding: Encoding::Raw,
+            bytes: Vec::new(),
+            deferred: None,
+            binding: binding_of(&parts(path)).expect("a log's place in its root"),
+        };
+        let logs = [
+            log("a/_no-cwd/1/session.jsonl"),
+            log("a/_no-cwd/2/session.jsonl.zstd"),
+            log("b/_no-cwd/1/session.jsonl"),
+            log("b/_no-cwd/2/session.jsonl"),
+            log("b/_no-cwd/3/session.jsonl.zstd"),
+            log("c/_no-cwd/1/session.jsonl.zstd"),
+            log("loose.jsonl.zstd"),
+        ];
+        assert_eq!(
+            minority_encoding_logs(&logs),
+            [false, true, false, false, true, false, false]
+        );
     }
 }
