@@ -74,82 +74,126 @@ fn expand(tag: &str, row: &JsonObject) -> Result<Vec<Json>, MalformedRow> {
         .ok_or(MalformedRow)?;
     let data = row.get("data").and_then(Json::as_object).ok_or(MalformedRow)?;
     let tool = tag == "tool-call-chunks";
-    let payload_key = if tool {
-        let with_name = data.has_exact_keys(&["turn", "step", "index", "id", "name", "dt", "args"]);
-        if !with_name && !data.has_exact_keys(&["turn", "step", "index", "id", "dt", "args"]) {
-            return Err(MalformedRow);
-        }
-        if !data.get("id").is_some_and(Json::is_string) || (with_name && !data.get("name").is_some_and(Json::is_string))
-        {
-            return Err(MalformedRow);
-        }
-        "args"
-    } else {
-        if !data.has_exact_keys(&["turn", "step", "index", "dt", "texts"]) {
-            return Err(MalformedRow);
-        }
-        "texts"
-    };
-    let number = |key| {
-        data.get(key)
-            .filter(|v| matches!(v, Json::Number(_)))
-            .cloned()
-            .ok_or(MalformedRow)
-    };
-    let (turn, step, index) = (number("turn")?, number("step")?, number("index")?);
-    let members = data.get(payload_key).and_then(Json::as_array).ok_or(MalformedRow)?;
+    let members = data
+        .get(payload_key(tool, data)?)
+        .and_then(Json::as_array)
+        .ok_or(MalformedRow)?;
     if members.is_empty() || !members.iter().all(Json::is_string) {
         return Err(MalformedRow);
     }
-    let dt = data.get("dt").and_then(Json::as_array).ok_or(MalformedRow)?;
-    let mut gaps = Vec::with_capacity(dt.len());
-    for gap in dt {
-        gaps.push(gap.as_f64().filter(|n| is_safe_integer(*n)).ok_or(MalformedRow)?);
-    }
-    if gaps.len() != members.len() - 1 || !is_safe_integer(seq0 + (members.len() - 1) as f64) {
+    if !is_safe_integer(seq0 + (members.len() - 1) as f64) {
         return Err(MalformedRow);
     }
-    let mut times = Vec::with_capacity(members.len());
+    let times = member_times(time0, data, members.len())?;
+    let chunk = ChunkParts::of(tag, data)?;
+    let events = members.iter().zip(times).enumerate();
+    Ok(events
+        .map(|(k, (member, time))| chunk.event(member, seq0 + k as f64, time))
+        .collect())
+}
+
+/// The member of a row's data that holds its chunks' payloads, once the data is checked to
+/// hold exactly the members its kind of row has.
+fn payload_key(tool: bool, data: &JsonObject) -> Result<&'static str, MalformedRow> {
+    if !tool {
+        return match data.has_exact_keys(&["turn", "step", "index", "dt", "texts"]) {
+            true => Ok("texts"),
+            false => Err(MalformedRow),
+        };
+    }
+    let with_name = data.has_exact_keys(&["turn", "step", "index", "id", "name", "dt", "args"]);
+    if !with_name && !data.has_exact_keys(&["turn", "step", "index", "id", "dt", "args"]) {
+        return Err(MalformedRow);
+    }
+    if !data.get("id").is_some_and(Json::is_string) || (with_name && !data.get("name").is_some_and(Json::is_string)) {
+        return Err(MalformedRow);
+    }
+    Ok("args")
+}
+
+/// Each of a row's `count` members' times: the row's first time, then each after the one
+/// before by the next of its gaps (`dt`, one fewer than the members), every one a safe integer.
+fn member_times(time0: f64, data: &JsonObject, count: usize) -> Result<Vec<f64>, MalformedRow> {
+    let gaps = data.get("dt").and_then(Json::as_array).ok_or(MalformedRow)?;
+    let gaps: Vec<f64> = gaps
+        .iter()
+        .map(|gap| gap.as_f64().filter(|n| is_safe_integer(*n)).ok_or(MalformedRow))
+        .collect::<Result<_, _>>()?;
+    if gaps.len() != count - 1 {
+        return Err(MalformedRow);
+    }
+    let mut times = Vec::with_capacity(count);
     let mut time = time0;
     times.push(time);
-    for gap in &gaps {
+    for gap in gaps {
         time += gap;
         if !is_safe_integer(time) {
             return Err(MalformedRow);
         }
         times.push(time);
     }
-    let chunk_type = match tag {
-        "text-chunks" => "text-delta",
-        "reasoning-chunks" => "reasoning-delta",
-        _ => "tool-call-delta",
-    };
-    let mut events = Vec::with_capacity(members.len());
-    for (k, member) in members.iter().enumerate() {
+    Ok(times)
+}
+
+/// What every chunk event of a row shares: its kind, turn, step and index, and a tool
+/// call's id and name.
+struct ChunkParts<'a> {
+    chunk_type: &'static str,
+    turn: Json,
+    step: Json,
+    index: Json,
+    /// A tool call's row's data (its id and name), `None` for text and reasoning rows.
+    call: Option<&'a JsonObject>,
+}
+
+impl<'a> ChunkParts<'a> {
+    fn of(tag: &str, data: &'a JsonObject) -> Result<ChunkParts<'a>, MalformedRow> {
+        let number = |key| {
+            data.get(key)
+                .filter(|v| matches!(v, Json::Number(_)))
+                .cloned()
+                .ok_or(MalformedRow)
+        };
+        let (chunk_type, call) = match tag {
+            "text-chunks" => ("text-delta", None),
+            "reasoning-chunks" => ("reasoning-delta", None),
+            _ => ("tool-call-delta", Some(data)),
+        };
+        Ok(ChunkParts {
+            chunk_type,
+            turn: number("turn")?,
+            step: number("step")?,
+            index: number("index")?,
+            call,
+        })
+    }
+
+    /// The `assistant/chunk` event a row's `member` stands for.
+    fn event(&self, member: &Json, seq: f64, time: f64) -> Json {
         let mut chunk = JsonObject::new();
-        chunk.insert("type", Json::str(chunk_type));
-        chunk.insert("index", index.clone());
-        if tool {
-            chunk.insert("id", data.get("id").cloned().unwrap_or(Json::Null));
-            if let Some(name) = data.get("name") {
-                chunk.insert("name", name.clone());
+        chunk.insert("type", Json::str(self.chunk_type));
+        chunk.insert("index", self.index.clone());
+        match self.call {
+            Some(call) => {
+                chunk.insert("id", call.get("id").cloned().unwrap_or(Json::Null));
+                if let Some(name) = call.get("name") {
+                    chunk.insert("name", name.clone());
+                }
+                chunk.insert("argumentsDelta", member.clone());
             }
-            chunk.insert("argumentsDelta", member.clone());
-        } else {
-            chunk.insert("text", member.clone());
+            None => chunk.insert("text", member.clone()),
         }
-        let mut event_data = JsonObject::new();
-        event_data.insert("turn", turn.clone());
-        event_data.insert("step", step.clone());
-        event_data.insert("chunk", Json::Object(chunk));
+        let mut data = JsonObject::new();
+        data.insert("turn", self.turn.clone());
+        data.insert("step", self.step.clone());
+        data.insert("chunk", Json::Object(chunk));
         let mut event = JsonObject::new();
         event.insert("type", Json::str("assistant/chunk"));
-        event.insert("seq", Json::Number(seq0 + k as f64));
-        event.insert("time", Json::Number(times[k]));
-        event.insert("data", Json::Object(event_data));
-        events.push(Json::Object(event));
+        event.insert("seq", Json::Number(seq));
+        event.insert("time", Json::Number(time));
+        event.insert("data", Json::Object(data));
+        Json::Object(event)
     }
-    Ok(events)
 }
 
 #[cfg(test)]
