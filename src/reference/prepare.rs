@@ -351,23 +351,7 @@ fn prepare_with(
         });
     }
 
-    check(options.cancel)?;
-    let mut sources: Vec<ReadSource<'_>> = Vec::with_capacity(normalized.len());
-    for reference in &normalized {
-        check(options.cancel)?;
-        match read_source(corpus, &reference.session_id.to_lossy()) {
-            Ok(source) => sources.push(source),
-            Err(_) if options.cancel.is_some_and(CancellationToken::is_cancelled) => return Err(cancelled()),
-            Err(error) => {
-                return Err(Error::new(
-                    ErrorCode::ReferenceReadFailed,
-                    format!("failed to read referenced session: {}", error.message),
-                ));
-            }
-        }
-    }
-    check(options.cancel)?;
-
+    let sources = read_sources(corpus, &normalized, options.cancel)?;
     let retained = sources
         .iter()
         .zip(&normalized)
@@ -377,22 +361,7 @@ fn prepare_with(
     // Nothing is published once a cancellation has been seen, not even a finished render.
     check(options.cancel)?;
 
-    let references = rendered
-        .sources
-        .iter()
-        .zip(&sources)
-        .enumerate()
-        .map(|(index, (retained, source))| {
-            let truncated = retained.stats.truncated;
-            let spill = truncated.then(|| spill(options.spill_store, source, &retained.label, index));
-            ReferenceReport {
-                session_id: retained.session_id.clone(),
-                label: retained.label.clone(),
-                truncated,
-                spill,
-            }
-        })
-        .collect();
+    let references = reference_reports(&rendered, &sources, options.spill_store);
     let context_id = options.context_message_id.cloned().unwrap_or_else(fresh_message_id);
     let context = context_message(&rendered, context_id);
     let messages = match options.order {
@@ -445,6 +414,53 @@ fn read_source<'a>(corpus: &'a Corpus, id: &str) -> Result<ReadSource<'a>, Error
             .filter(|event| event.conversation_message().is_some())
             .collect(),
     })
+}
+/// Each reference's session, read as one frozen source; checks for cancellation before each
+/// read and after the last (a read that fails once cancelled reports the cancellation).
+fn read_sources<'c>(
+    corpus: &'c Corpus,
+    references: &[SessionReference],
+    cancel: Option<&CancellationToken>,
+) -> Result<Vec<ReadSource<'c>>, Error> {
+    check(cancel)?;
+    let mut sources = Vec::with_capacity(references.len());
+    for reference in references {
+        check(cancel)?;
+        match read_source(corpus, &reference.session_id.to_lossy()) {
+            Ok(source) => sources.push(source),
+            Err(_) if cancel.is_some_and(CancellationToken::is_cancelled) => return Err(cancelled()),
+            Err(error) => {
+                return Err(Error::new(
+                    ErrorCode::ReferenceReadFailed,
+                    format!("failed to read referenced session: {}", error.message),
+                ));
+            }
+        }
+    }
+    check(cancel)?;
+    Ok(sources)
+}
+
+/// What each rendered source reports: whether it was truncated, and then where its full
+/// text was spilled (or why it was not).
+fn reference_reports(
+    rendered: &RenderedReferences,
+    sources: &[ReadSource<'_>],
+    spill_store: Option<&dyn SpillStore>,
+) -> Vec<ReferenceReport> {
+    let reports = rendered.sources.iter().zip(sources).enumerate();
+    reports
+        .map(|(index, (retained, source))| {
+            let truncated = retained.stats.truncated;
+            let spill = truncated.then(|| spill(spill_store, source, &retained.label, index));
+            ReferenceReport {
+                session_id: retained.session_id.clone(),
+                label: retained.label.clone(),
+                truncated,
+                spill,
+            }
+        })
+        .collect()
 }
 
 /// Hands the complete snapshot of one truncated source to the store.
