@@ -252,61 +252,71 @@ fn legacy_turn_end_reason(kind: &str, reason: &JsonObject, object: &JsonObject) 
                 ("reason", obj(vec![("kind", Json::str("disposed"))])),
             ])
         }
-        "error" => {
-            if reason.contains_key("error") {
-                return Ok(None);
-            }
-            if !reason
-                .get("step")
-                .and_then(Json::as_f64)
-                .is_some_and(|n| is_safe_integer(n) && n >= 0.0)
-            {
-                return Err(malformed("turn/end", object));
-            }
-            let failure = reason.get("failure").and_then(Json::as_object);
-            let failure_ok = failure.is_some_and(|f| {
-                has_only_keys(reason, &["kind", "step", "failure"], &[])
-                    && has_only_keys(
-                        f,
-                        &["message", "code"],
-                        &["status", "providerRetryAfterMs", "requestId"],
-                    )
-                    && f.get("message").is_some_and(Json::is_string)
-                    && f.get("code").is_some_and(Json::is_string)
-                    && f.get("status").is_none_or(|v| matches!(v, Json::Number(_)))
-                    && f.get("providerRetryAfterMs")
-                        .is_none_or(|v| matches!(v, Json::Number(_)))
-                    && f.get("requestId").is_none_or(Json::is_string)
-            });
-            if let (true, Some(failure)) = (failure_ok, failure) {
-                obj(vec![
-                    ("kind", Json::str("error")),
-                    ("error", Json::Object(failure.clone())),
-                ])
-            } else {
-                let code = reason.get("code");
-                let keys: &[&str] = if code.is_none() {
-                    &["kind", "step", "message"]
-                } else {
-                    &["kind", "step", "message", "code"]
-                };
-                if !has_only_keys(reason, keys, &[])
-                    || !reason.get("message").is_some_and(Json::is_string)
-                    || code.is_some_and(|c| !c.is_string())
-                {
-                    return Err(malformed("turn/end", object));
-                }
-                let code = code.cloned().unwrap_or_else(|| Json::str("UNKNOWN"));
-                let error = obj(vec![
-                    ("message", reason.get("message").cloned().unwrap_or(Json::Null)),
-                    ("code", code),
-                ]);
-                obj(vec![("kind", Json::str("error")), ("error", error)])
-            }
-        }
+        "error" => return legacy_error_reason(reason, object),
         _ => return Ok(None),
     };
     Ok(Some(upgraded))
+}
+
+/// A legacy `error` reason upgraded (`None` when it already has the current shape): its
+/// `failure`, when that has a failure's shape, else its message and code (`UNKNOWN` when it
+/// has none) become the error.
+fn legacy_error_reason(reason: &JsonObject, object: &JsonObject) -> Result<Option<Json>, LogFault> {
+    if reason.contains_key("error") {
+        return Ok(None);
+    }
+    if !reason
+        .get("step")
+        .and_then(Json::as_f64)
+        .is_some_and(|n| is_safe_integer(n) && n >= 0.0)
+    {
+        return Err(malformed("turn/end", object));
+    }
+    let error_reason = |error: Json| {
+        let pairs = [("kind".into(), Json::str("error")), ("error".into(), error)];
+        Ok(Some(Json::Object(pairs.into_iter().collect())))
+    };
+    let failure = reason.get("failure").and_then(Json::as_object);
+    if let Some(failure) = failure.filter(|failure| is_legacy_failure(reason, failure)) {
+        return error_reason(Json::Object(failure.clone()));
+    }
+    let code = reason.get("code");
+    let keys: &[&str] = if code.is_none() {
+        &["kind", "step", "message"]
+    } else {
+        &["kind", "step", "message", "code"]
+    };
+    if !has_only_keys(reason, keys, &[])
+        || !reason.get("message").is_some_and(Json::is_string)
+        || code.is_some_and(|c| !c.is_string())
+    {
+        return Err(malformed("turn/end", object));
+    }
+    let code = code.cloned().unwrap_or_else(|| Json::str("UNKNOWN"));
+    let message = reason.get("message").cloned().unwrap_or(Json::Null);
+    error_reason(Json::Object(
+        [("message".into(), message), ("code".into(), code)]
+            .into_iter()
+            .collect(),
+    ))
+}
+
+/// Whether a legacy error reason holds exactly its kind, step and a `failure` of a provider
+/// failure's shape.
+fn is_legacy_failure(reason: &JsonObject, failure: &JsonObject) -> bool {
+    has_only_keys(reason, &["kind", "step", "failure"], &[])
+        && has_only_keys(
+            failure,
+            &["message", "code"],
+            &["status", "providerRetryAfterMs", "requestId"],
+        )
+        && failure.get("message").is_some_and(Json::is_string)
+        && failure.get("code").is_some_and(Json::is_string)
+        && failure.get("status").is_none_or(|v| matches!(v, Json::Number(_)))
+        && failure
+            .get("providerRetryAfterMs")
+            .is_none_or(|v| matches!(v, Json::Number(_)))
+        && failure.get("requestId").is_none_or(Json::is_string)
 }
 
 /// Upgrades a `steering/message` event (a legacy type).
