@@ -3,7 +3,7 @@
 
 use super::{LogFault, ReadLimits};
 use crate::error::ErrorCode;
-use crate::json::{JsString, Json, ParseError};
+use crate::json::{JsString, Json, JsonObject, ParseError};
 
 /// The immutable session header, with DSH's field names and order on the wire.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -106,7 +106,7 @@ fn refuse_foreign_version(parsed: &Json) -> Result<(), LogFault> {
 }
 
 fn header_shape(parsed: &Json, stored: bool) -> Result<ParsedHeader, LogFault> {
-    let Some(object) = parsed.as_object() else {
+    let Some(object) = parsed.as_object().filter(|object| is_header_line(object, stored)) else {
         return Err(LogFault::new(
             ErrorCode::LoadInvalidHeader,
             "first line is not a session header",
@@ -119,19 +119,6 @@ fn header_shape(parsed: &Json, stored: bool) -> Result<ParsedHeader, LogFault> {
             .and_then(Json::as_js_string)
             .map(|s| s.to_lossy().into_owned())
     };
-    let well_formed = (!stored || object.get("type").and_then(Json::as_str) == Some("session"))
-        && object.get("version").and_then(Json::as_f64).is_some()
-        && object.get("id").is_some_and(Json::is_string)
-        && non_negative("createdAt").is_some()
-        && (non_negative("delegationDepth").is_some() || (!stored && !object.contains_key("delegationDepth")))
-        && object.get("origin").is_none_or(|o| o.as_str() == Some("subagent"))
-        && object.get("agentPreset").is_none_or(Json::is_string);
-    if !well_formed {
-        return Err(LogFault::new(
-            ErrorCode::LoadInvalidHeader,
-            "first line is not a session header",
-        ));
-    }
     if object.contains_key("sandboxMode") || object.contains_key("approvalPolicy") {
         return Err(LogFault::corrupt("session header uses retired policy baseline fields"));
     }
@@ -152,17 +139,36 @@ fn header_shape(parsed: &Json, stored: bool) -> Result<ParsedHeader, LogFault> {
         delegation_depth: non_negative("delegationDepth"),
         agent_preset: string("agentPreset"),
     };
+    let deferred_fault = restore_fields(object, &mut header);
+    Ok(ParsedHeader { header, deferred_fault })
+}
+
+/// Whether `object` passes the line check DSH makes on a header: a stored header names its
+/// type and always records its delegation depth.
+fn is_header_line(object: &JsonObject, stored: bool) -> bool {
+    let non_negative = |key: &str| object.get(key).and_then(Json::as_index);
+    (!stored || object.get("type").and_then(Json::as_str) == Some("session"))
+        && object.get("version").and_then(Json::as_f64).is_some()
+        && object.get("id").is_some_and(Json::is_string)
+        && non_negative("createdAt").is_some()
+        && (non_negative("delegationDepth").is_some() || (!stored && !object.contains_key("delegationDepth")))
+        && object.get("origin").is_none_or(|o| o.as_str() == Some("subagent"))
+        && object.get("agentPreset").is_none_or(Json::is_string)
+}
+
+/// Fills the fields DSH checks only when it restores a session (cwd, parent, seed length)
+/// and tells the first that fails that check: the session is still listed, as written, and
+/// reading it fails.
+fn restore_fields(object: &JsonObject, header: &mut SessionHeader) -> Option<String> {
     let mut deferred = Vec::new();
     match object.get("cwd") {
         None => {}
-        Some(Json::String(cwd)) if is_absolute(&cwd.to_lossy()) => header.cwd = Some(cwd.to_lossy().into_owned()),
         Some(Json::String(cwd)) => {
-            // Listed as written; reading it fails later, as in DSH.
-            header.cwd = Some(cwd.to_lossy().into_owned());
-            deferred.push(format!(
-                "session header cwd must be an absolute path, got {:?}",
-                cwd.to_lossy()
-            ));
+            let cwd = cwd.to_lossy();
+            if !is_absolute(&cwd) {
+                deferred.push(format!("session header cwd must be an absolute path, got {cwd:?}"));
+            }
+            header.cwd = Some(cwd.into_owned());
         }
         Some(_) => deferred.push("session header cwd must be a string".to_owned()),
     }
@@ -178,10 +184,7 @@ fn header_shape(parsed: &Json, stored: bool) -> Result<ParsedHeader, LogFault> {
             None => deferred.push("session header seedLength must be a non-negative safe integer".to_owned()),
         },
     }
-    Ok(ParsedHeader {
-        header,
-        deferred_fault: deferred.into_iter().next(),
-    })
+    deferred.into_iter().next()
 }
 
 /// A header that passed the line-level checks, with the first restore-time problem (if any),
