@@ -156,20 +156,7 @@ pub fn list_candidates_cancellable(
     let mut candidates = Vec::new();
     for (_, record) in &records {
         let (label, display_title) = labels(corpus, record);
-        let keep = needle.is_empty()
-            || [
-                Some(js_lowercase(&record.header.raw_id)),
-                record
-                    .header
-                    .cwd
-                    .as_deref()
-                    .map(|cwd| js_lowercase(&JsString::from(cwd))),
-                Some(js_lowercase(&label)),
-                display_title.as_ref().map(js_lowercase),
-            ]
-            .iter()
-            .flatten()
-            .any(|text| contains(text, &needle));
+        let keep = needle.is_empty() || mentions(record, &label, display_title.as_ref(), &needle);
         if !keep {
             continue;
         }
@@ -189,6 +176,17 @@ pub fn list_candidates_cancellable(
     }
     check(cancel)?;
     Ok(candidates)
+}
+
+/// Whether the lowercased `needle` is in a candidate's id, cwd, label or display title,
+/// each lowercased as JavaScript does.
+fn mentions(record: &SessionRecord, label: &JsString, display_title: Option<&JsString>, needle: &JsString) -> bool {
+    let cwd = record.header.cwd.as_deref().map(JsString::from);
+    let texts = [Some(&record.header.raw_id), cwd.as_ref(), Some(label), display_title];
+    texts
+        .into_iter()
+        .flatten()
+        .any(|text| contains(&js_lowercase(text), needle))
 }
 
 /// DSH's rank groups: 0 same cwd (both present), 1 no candidate cwd, 2 everything else.
