@@ -4,7 +4,7 @@
 use crate::cli::load::{count, failure_location};
 use crate::cli::search::run_search_command;
 use crate::cli::text::{iso_time, visible, visible_block};
-use crate::{Cli, Command, OrderArg, UriAction, io_error};
+use crate::{Cli, Command, OrderArg, SurfaceArg, UriAction, io_error};
 use dsh_session_search::api::{AgentArg, Archive, PrepareSettings};
 use dsh_session_search::corpus::{Corpus, LoadReport};
 use dsh_session_search::error::Error;
@@ -30,41 +30,14 @@ pub(crate) fn run_corpus_command(cli: &Cli, archive: &mut Archive, report: &Load
         Command::Events { id } => print_events(corpus, id, json, &mut out)?,
         Command::Event { id, seq, before, after } => print_event(corpus, id, *seq, (*before, *after), json, &mut out)?,
         Command::Surface { id } => print_surface(corpus, id, json, &mut out)?,
-        Command::Trace { id, seq: None } => {
-            let trace = corpus.trace_session(id)?;
-            if json {
-                writeln!(out, "{}", to_json(&trace))
-            } else {
-                print_lineage(&trace, &mut out)
-            }
-        }
-        Command::Trace { id, seq: Some(seq) } => {
-            let trace = corpus.trace_event(id, *seq)?;
-            if json {
-                writeln!(out, "{}", to_json(&trace))
-            } else {
-                print_event_trace(&trace, &mut out)
-            }
-        }
+        Command::Trace { id, seq } => print_trace(corpus, id, *seq, json, &mut out)?,
         Command::Filter {
             session: Some(id),
             types,
             surface,
             text,
             ..
-        } => {
-            let mut filters = Vec::new();
-            if !types.is_empty() {
-                filters.push(EventFilter::Type(types.clone()));
-            }
-            if !surface.is_empty() {
-                filters.push(EventFilter::Surface(surface.iter().map(|&s| s.into()).collect()));
-            }
-            if let Some(text) = text {
-                filters.push(EventFilter::Text(text.clone()));
-            }
-            print_documents(corpus, id, &filters, json, &mut out)?
-        }
+        } => print_documents(corpus, id, &event_filters(types, surface, text), json, &mut out)?,
         Command::Filter {
             session: None,
             cwd,
@@ -90,6 +63,49 @@ pub(crate) fn run_corpus_command(cli: &Cli, archive: &mut Archive, report: &Load
     }
     .map_err(io_error)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `trace ID [SEQ]`: a session's lineage, or one event's.
+fn print_trace(
+    corpus: &Corpus,
+    id: &str,
+    seq: Option<u64>,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<std::io::Result<()>, Error> {
+    Ok(match seq {
+        None => {
+            let trace = corpus.trace_session(id)?;
+            if json {
+                writeln!(out, "{}", to_json(&trace))
+            } else {
+                print_lineage(&trace, out)
+            }
+        }
+        Some(seq) => {
+            let trace = corpus.trace_event(id, seq)?;
+            if json {
+                writeln!(out, "{}", to_json(&trace))
+            } else {
+                print_event_trace(&trace, out)
+            }
+        }
+    })
+}
+
+/// `filter --session`'s clauses: event types, surface labels, a text.
+fn event_filters(types: &[String], surface: &[SurfaceArg], text: &Option<String>) -> Vec<EventFilter> {
+    let mut filters = Vec::new();
+    if !types.is_empty() {
+        filters.push(EventFilter::Type(types.to_vec()));
+    }
+    if !surface.is_empty() {
+        filters.push(EventFilter::Surface(surface.iter().map(|&s| s.into()).collect()));
+    }
+    if let Some(text) = text {
+        filters.push(EventFilter::Text(text.clone()));
+    }
+    filters
 }
 
 /// `event ID SEQ`: the event with its neighbours, each line with its label and time.
