@@ -113,7 +113,7 @@ oracle: ## Generate corpora with real DSH (Node 24) and dump DSH's view of them.
 	@touch $(ORACLE_DONE)
 
 # The oracle's last complete run, remade when its scripts change (`make oracle` always runs).
-$(ORACLE_DONE): tests/oracle/run.sh $(wildcard tests/oracle/*.mjs) tests/oracle/package-lock.json
+$(ORACLE_DONE): tests/oracle/run.sh $(wildcard tests/oracle/*.mjs tests/oracle/lib/*.mjs) tests/oracle/package-lock.json
 	$(MAKE) oracle
 
 test-differential: $(ORACLE_DONE) ## Compare our reads with DSH's on the generated corpora.
