@@ -231,7 +231,12 @@ impl FramedLog {
             validate::message_shape(event).map_err(in_context)?;
         }
         validate::known_types(&raw_events).map_err(in_context)?;
-        let closers = repair::interrupted_turn_closers(&raw_events);
+        let closers = repair::interrupted_turn_closers(&raw_events).map_err(in_context)?;
+        // DSH checks its closers' messages as it checks a stored event's, and a closer of a
+        // call whose id is not a non-empty string fails it.
+        for closer in &closers {
+            validate::message_shape(closer).map_err(in_context)?;
+        }
         let synthetic_closers = closers.len();
         raw_events.extend(closers);
         let events = validate::envelopes(raw_events, 0, printed).map_err(in_context)?;
