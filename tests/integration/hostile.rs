@@ -698,6 +698,30 @@ const CASES: &[Case] = &[
         loaded: 1,
     },
     Case {
+        // The closers' walk keeps the calls waiting for a result; each is found by its id,
+        // not by a scan of the others (100,000 calls once took time quadratic in them).
+        name: "open-turn-asking-100000-calls",
+        inputs: || {
+            let calls: Vec<String> = (0..100_000)
+                .map(|i| format!(r#"{{"type":"tool-call","id":"c{i}","name":"n","arguments":"{{}}"}}"#))
+                .collect();
+            let lines = [
+                header("calls"),
+                r#"{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}"#.to_owned(),
+                r#"{"type":"step/start","seq":1,"time":2,"data":{"turn":1,"step":1}}"#.to_owned(),
+                format!(
+                    r#"{{"type":"assistant/message","seq":2,"time":3,"data":{{"turn":1,"step":1,"message":{{"id":"m2","role":"assistant","content":[{}],"source":{{"kind":"model","provider":"p","model":"m"}}}}}},"surfaceOp":"append"}}"#,
+                    calls.join(",")
+                ),
+                r#"{"type":"step/end","seq":3,"time":4,"data":{"turn":1,"step":1}}"#.to_owned(),
+            ];
+            beside_good(root_entry("calls", false), (lines.join("\n") + "\n").into_bytes())
+        },
+        options: defaults,
+        code: None,
+        loaded: 2,
+    },
+    Case {
         name: "line-over-max-line-bytes",
         inputs: || {
             let line = format!(
