@@ -8,7 +8,7 @@ use crate::filters::{EventFilter, SessionFilter, filter_documents, session_match
 use crate::json::{JsString, Json, JsonObject};
 use crate::log::{Event, SessionHeader};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Default and maximum `before` / `after` of `readEvent` (DSH's `readWindowMax`).
 pub const READ_WINDOW_MAX: u64 = 50;
@@ -322,7 +322,8 @@ impl Corpus {
     }
 
     /// DSH's `traceSession`: known ancestors (nearest first) and descendants (oldest first).
-    /// Fails with `SESSION_QUERY_INVALID_LINEAGE` when the parent chain cycles.
+    /// Fails with `SESSION_QUERY_INVALID_LINEAGE` when the parent chain cycles, or (unlike
+    /// DSH) when the descendants nest deeper than [`MAX_LINEAGE_DEPTH`].
     pub fn trace_session(&self, id: &str) -> Result<SessionTrace, Error> {
         let records = self.list_sessions();
         let by_id: HashMap<&str, &SessionRecord> = records.iter().map(|r| (r.header.id.as_str(), r)).collect();
@@ -330,7 +331,7 @@ impl Corpus {
             .get(id)
             .ok_or_else(|| Error::new(ErrorCode::QuerySessionNotFound, format!("session \"{id}\" not found")))?;
         let mut ancestors = Vec::new();
-        let mut seen = vec![id.to_owned()];
+        let mut seen = HashSet::from([id.to_owned()]);
         let mut unresolved = None;
         let mut parent = target.header.parent_session.clone();
         while let Some(parent_id) = parent {
@@ -340,7 +341,7 @@ impl Corpus {
                     format!("session lineage contains a cycle at \"{parent_id}\""),
                 ));
             }
-            seen.push(parent_id.clone());
+            seen.insert(parent_id.clone());
             match by_id.get(parent_id.as_str()) {
                 None => {
                     unresolved = Some(parent_id);
@@ -366,7 +367,16 @@ impl Corpus {
                     .then_with(|| locale_compare(&a.header.id, &b.header.id))
             });
         }
-        let descendants = descendants_of(&children, id, &mut vec![id.to_owned()]);
+        let depth = descendants_depth(&children, id);
+        if depth > MAX_LINEAGE_DEPTH {
+            return Err(Error::new(
+                ErrorCode::QueryInvalidLineage,
+                format!(
+                    "session lineage below \"{id}\" is {depth} sessions deep, over the {MAX_LINEAGE_DEPTH} this reader nests"
+                ),
+            ));
+        }
+        let descendants = descendants_of(&children, id);
         let complete = unresolved.is_none();
         let root = complete.then(|| ancestors.last().cloned().unwrap_or_else(|| target.clone()));
         Ok(SessionTrace {
@@ -433,12 +443,8 @@ impl Corpus {
     /// DSH's `readTitleSnapshots`: one settlement per unique id, in first-occurrence order;
     /// one failing id never hides the others.
     pub fn read_title_snapshots(&self, ids: &[String]) -> Vec<TitleSettlement> {
-        let mut unique: Vec<&String> = Vec::new();
-        for id in ids {
-            if !unique.contains(&id) {
-                unique.push(id);
-            }
-        }
+        let mut seen = HashSet::new();
+        let unique: Vec<&String> = ids.iter().filter(|id| seen.insert(id.as_str())).collect();
         unique
             .into_iter()
             .map(|id| TitleSettlement {
@@ -491,34 +497,35 @@ fn event_not_found(id: &str, seq: u64) -> Error {
     )
 }
 
-fn descendants_of(
-    children: &BTreeMap<&str, Vec<&SessionRecord>>,
-    id: &str,
-    path: &mut Vec<String>,
-) -> Vec<LineageNode> {
-    children
-        .get(id)
-        .map(|list| {
-            list.iter()
-                .map(|child| {
-                    let child_id = child.header.id.clone();
-                    // A cycle below the target would recurse forever; DSH only guards ancestry.
-                    let descendants = if path.contains(&child_id) {
-                        Vec::new()
-                    } else {
-                        path.push(child_id.clone());
-                        let nodes = descendants_of(children, &child_id, path);
-                        path.pop();
-                        nodes
-                    };
-                    LineageNode {
-                        session: (*child).clone(),
-                        descendants,
-                    }
-                })
-                .collect()
+/// How deep a traced session's descendants nest at most. The nested answer is built, printed
+/// and dropped a level per call, and a lineage of tens of thousands of levels (only a crafted
+/// archive has one) would overflow a WebAssembly engine's call stack; 3,000 levels were still
+/// answered under Node.
+pub const MAX_LINEAGE_DEPTH: usize = 1000;
+
+/// How many levels of descendants `id` has, walked without recursion. No cycle can be met
+/// below `id`: each session has one parent, so a session below it leads up to it, and a
+/// cycle through `id` itself fails its ancestry first.
+fn descendants_depth(children: &BTreeMap<&str, Vec<&SessionRecord>>, id: &str) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(id, 0)];
+    while let Some((id, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        let list = children.get(id).map(Vec::as_slice).unwrap_or_default();
+        stack.extend(list.iter().map(|child| (child.header.id.as_str(), depth + 1)));
+    }
+    deepest
+}
+
+/// The descendants of `id`, oldest first at each level (their depth checked before).
+fn descendants_of(children: &BTreeMap<&str, Vec<&SessionRecord>>, id: &str) -> Vec<LineageNode> {
+    let list = children.get(id).map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .map(|child| LineageNode {
+            session: (*child).clone(),
+            descendants: descendants_of(children, &child.header.id),
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// DSH copies the title source field by field (`model` spread as an object).

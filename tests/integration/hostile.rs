@@ -489,6 +489,51 @@ fn many_empty_lines_cost_one_pass() {
 }
 
 /// One malformed input of the matrix: what it is, and what it must cost.
+/// A chain of sessions each the parent of the next, deeper than the nesting the trace answers:
+/// tracing its first session fails with a code (tens of thousands of levels once overflowed
+/// the call stack), and the sessions a level below and at the end still answer.
+#[test]
+fn a_lineage_deeper_than_the_trace_nests_fails_with_a_code() {
+    let depth = dsh_session_search::reads::MAX_LINEAGE_DEPTH + 1;
+    let entries = (0..=depth)
+        .map(|i| {
+            let mut log = raw_log(&format!("s{i}"));
+            if i > 0 {
+                let header = header(&format!("s{i}"));
+                let child = header.replace(
+                    r#""delegationDepth":0"#,
+                    &format!(
+                        r#""parentSession":"s{}","origin":"subagent","delegationDepth":1"#,
+                        i - 1
+                    ),
+                );
+                log.splice(..header.len(), child.into_bytes());
+            }
+            (format!("chain/s{i}.jsonl"), log)
+        })
+        .collect();
+    let (corpus, report) = load_with(
+        vec![Input::Entries {
+            name: "chain".into(),
+            entries,
+        }],
+        LoadOptions::default(),
+    );
+    assert_eq!(report.sessions.len(), depth + 1, "{:?}", report.failures);
+    let error = corpus.trace_session("s0").expect_err("too deep");
+    assert_eq!(error.code, ErrorCode::QueryInvalidLineage);
+    let below = corpus.trace_session("s1").expect("as deep as answered");
+    let mut levels = 0;
+    let mut node = below.descendants.first();
+    while let Some(next) = node {
+        levels += 1;
+        node = next.descendants.first();
+    }
+    assert_eq!(levels, depth - 1);
+    let last = corpus.trace_session(&format!("s{depth}")).expect("no descendants");
+    assert_eq!(last.ancestors.len(), depth);
+}
+
 struct Case {
     name: &'static str,
     /// The inputs: the malformed one beside a valid session.
