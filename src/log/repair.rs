@@ -238,7 +238,8 @@ fn closers(turn: Option<Json>, open_step: Option<Option<Json>>, pending: Pending
 /// was recorded (and the result then names that event as its source), else it never started.
 fn interrupted_result(call: &PendingCall, turn: Option<&Json>, seq: f64, time: Option<&Json>) -> Json {
     let started = call.call_seq.is_some();
-    // The id as a JavaScript template prints it.
+    // The id as a JavaScript template prints it; an object or array id is printed as JSON
+    // instead, which no read shows: its closer fails the message check, and the log with it.
     let call_id_text = match &call.call_id {
         None => "undefined".to_owned(),
         Some(Json::String(s)) => s.to_lossy().into_owned(),
