@@ -811,6 +811,34 @@ impl Json {
         write_value(self, &mut out);
         out
     }
+
+    /// Whether a string in the value was elided by the parse that read it ([`Elide`]): the value
+    /// then cannot be printed.
+    pub fn holds_elided(&self) -> bool {
+        match self {
+            Json::String(JsString::Elided(_)) => true,
+            Json::Array(items) => items.iter().any(Json::holds_elided),
+            Json::Object(object) => object.iter().any(|(_, value)| value.holds_elided()),
+            _ => false,
+        }
+    }
+
+    /// `JSON.stringify(value)` for an error message about a value the log reader may have read
+    /// with strings elided: those print as `"…"` (their text was not kept) where
+    /// [`Json::to_js_string`] would panic. Out of line: only refusals print so.
+    #[cold]
+    #[inline(never)]
+    pub fn to_js_string_for_message(&self) -> String {
+        fn kept(value: &Json) -> Json {
+            match value {
+                Json::String(JsString::Elided(_)) => Json::str("…"),
+                Json::Array(items) => Json::Array(items.iter().map(kept).collect()),
+                Json::Object(object) => Json::Object(object.iter().map(|(k, v)| (k.clone(), kept(v))).collect()),
+                other => other.clone(),
+            }
+        }
+        kept(self).to_js_string()
+    }
 }
 
 impl fmt::Display for Json {

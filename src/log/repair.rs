@@ -243,7 +243,7 @@ fn interrupted_result(call: &PendingCall, turn: Option<&Json>, seq: f64, time: O
     let call_id_text = match &call.call_id {
         None => "undefined".to_owned(),
         Some(Json::String(s)) => s.to_lossy().into_owned(),
-        Some(other) => other.to_js_string(),
+        Some(other) => other.to_js_string_for_message(),
     };
     let (text, error_name, error_code) = if started {
         (

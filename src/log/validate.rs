@@ -90,7 +90,7 @@ pub(super) fn known_types(events: &[Json]) -> Result<(), LogFault> {
 fn unknown_type(event: &Json) -> LogFault {
     let shown = event
         .get("type")
-        .map(Json::to_js_string)
+        .map(Json::to_js_string_for_message)
         .unwrap_or_else(|| "undefined".into());
     let seq = event
         .get("seq")

@@ -6,6 +6,7 @@ use crate::zstd_frame;
 use dsh_session_search::archive::{Input, LoadOptions};
 use dsh_session_search::corpus::{Corpus, LoadReport};
 use dsh_session_search::error::ErrorCode;
+use dsh_session_search::json::Json;
 use std::io::Write;
 
 const CWD: &str = "/home/dev/app";
@@ -440,5 +441,50 @@ fn a_deep_line_fails_its_session_even_when_the_depth_limit_is_absurd() {
     assert_eq!(
         code_beside_a_valid_session(&root_entry("deep", false), raw_log("deep", &lines), options),
         Some(ErrorCode::LoadLimitExceeded)
+    );
+}
+
+/// A line that is its event's printed text is read without the strings of members named
+/// `text` or `arguments` (only their lengths). A refusal that printed such a value, or a
+/// closer that copied one, panicked (found by fuzzing `log_raw`): each is now refused with its
+/// code or printed from the line read in full.
+#[test]
+fn values_read_without_their_strings_are_never_printed_from_what_was_read() {
+    let log = |id: &str, lines: &[&str]| raw_log(id, &lines.iter().map(|l| l.to_string()).collect::<Vec<_>>());
+    let type_object = log("t", &[r#"{"type":{"text":"x"},"seq":0,"time":1,"data":{}}"#]);
+    let code = code_beside_a_valid_session(&root_entry("t", false), type_object, LoadOptions::default());
+    assert_eq!(code, Some(ErrorCode::LoadUnknownEventType));
+    let call_id_object = log(
+        "i",
+        &[
+            r#"{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}"#,
+            r#"{"type":"assistant/message","seq":1,"time":2,"data":{"turn":1,"step":1,"message":{"id":"m1","role":"assistant","content":[{"type":"tool-call","id":{"text":"x"},"name":"n","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"}}},"surfaceOp":"append"}"#,
+        ],
+    );
+    let code = code_beside_a_valid_session(&root_entry("i", false), call_id_object, LoadOptions::default());
+    assert_eq!(code, Some(ErrorCode::LoadCorrupt), "its closer has no string call id");
+    let open = log(
+        "o",
+        &[
+            r#"{"type":"turn/start","seq":0,"time":1,"data":{"turn":{"text":"x"}}}"#,
+            r#"{"type":"step/start","seq":1,"time":2,"data":{"turn":1,"step":{"arguments":"y"}}}"#,
+        ],
+    );
+    let (corpus, report) = load(
+        vec![Input::File {
+            name: "o.jsonl".into(),
+            bytes: open,
+        }],
+        LoadOptions::default(),
+    );
+    assert!(report.failures.is_empty(), "{report:?}");
+    let events = corpus.read_session("o").expect("read").events;
+    let closers: Vec<String> = events[2..].iter().map(Json::to_js_string).collect();
+    assert_eq!(
+        closers,
+        [
+            r#"{"type":"step/end","seq":2,"time":2,"data":{"turn":{"text":"x"},"step":{"arguments":"y"}}}"#,
+            r#"{"type":"turn/end","seq":3,"time":2,"data":{"turn":{"text":"x"},"reason":{"kind":"interrupted"}}}"#,
+        ]
     );
 }
