@@ -231,21 +231,7 @@ impl FramedLog {
             validate::message_shape(event).map_err(in_context)?;
         }
         validate::known_types(&raw_events).map_err(in_context)?;
-        let mut closers = repair::interrupted_turn_closers(&raw_events).map_err(in_context)?;
-        if closers.iter().any(Json::holds_elided) {
-            // A closer copied a turn, step or call id holding a string the reader left out
-            // (only a crafted log has one): walk again over the events read in full.
-            let full = |index: usize| printed.line(index).and_then(|line| limits.parse_record(line).ok());
-            let events: Vec<Json> = (0..raw_events.len())
-                .map(|index| full(index).unwrap_or_else(|| raw_events[index].clone()))
-                .collect();
-            closers = repair::interrupted_turn_closers(&events).map_err(in_context)?;
-        }
-        // DSH checks its closers' messages as it checks a stored event's, and a closer of a
-        // call whose id is not a non-empty string fails it.
-        for closer in &closers {
-            validate::message_shape(closer).map_err(in_context)?;
-        }
+        let closers = checked_closers(&raw_events, &printed, limits).map_err(in_context)?;
         let synthetic_closers = closers.len();
         raw_events.extend(closers);
         let events = validate::envelopes(raw_events, 0, printed).map_err(in_context)?;
@@ -260,6 +246,25 @@ impl FramedLog {
             surface,
         })
     }
+}
+
+/// The closers of a log that ends inside a turn ([`repair`]), checked as DSH checks them: as a
+/// stored event's message is, so a closer of a call whose id is not a non-empty string fails.
+/// A closer that copied a turn, step or call id holding a string the reader left out (only a
+/// crafted log has one) is made again from the events read in full.
+fn checked_closers(events: &[Json], printed: &PrintedLines, limits: &ReadLimits) -> Result<Vec<Json>, LogFault> {
+    let mut closers = repair::interrupted_turn_closers(events)?;
+    if closers.iter().any(Json::holds_elided) {
+        let in_full = |index: usize| printed.line(index).and_then(|line| limits.parse_record(line).ok());
+        let events: Vec<Json> = (0..events.len())
+            .map(|index| in_full(index).unwrap_or_else(|| events[index].clone()))
+            .collect();
+        closers = repair::interrupted_turn_closers(&events)?;
+    }
+    for closer in &closers {
+        validate::message_shape(closer)?;
+    }
+    Ok(closers)
 }
 
 /// A stored session's validation failure, named by its id. Out of line, as the other rare
