@@ -219,10 +219,7 @@ impl FramedLog {
         let mut raw_events = framed.events;
         let mut printed = framed.printed;
         upgrade::reject_retired_vocabulary(&raw_events).map_err(in_context)?;
-        let in_full = |index| {
-            let line = printed.line(index).filter(|_| framed.elided)?;
-            limits.parse_record(line).ok()
-        };
+        let in_full = |index| framed.elided.then(|| read_in_full(&printed, limits, index)).flatten();
         let rewritten = upgrade::upgrade_legacy_shapes(&mut raw_events, &id, in_full).map_err(in_context)?;
         for index in rewritten {
             printed.forget(index);
@@ -255,9 +252,8 @@ impl FramedLog {
 fn checked_closers(events: &[Json], printed: &PrintedLines, limits: &ReadLimits) -> Result<Vec<Json>, LogFault> {
     let mut closers = repair::interrupted_turn_closers(events)?;
     if closers.iter().any(Json::holds_elided) {
-        let in_full = |index: usize| printed.line(index).and_then(|line| limits.parse_record(line).ok());
         let events: Vec<Json> = (0..events.len())
-            .map(|index| in_full(index).unwrap_or_else(|| events[index].clone()))
+            .map(|index| read_in_full(printed, limits, index).unwrap_or_else(|| events[index].clone()))
             .collect();
         closers = repair::interrupted_turn_closers(&events)?;
     }
@@ -265,6 +261,12 @@ fn checked_closers(events: &[Json], printed: &PrintedLines, limits: &ReadLimits)
         validate::message_shape(closer)?;
     }
     Ok(closers)
+}
+
+/// Event `index` parsed again in full from its line, when its line is its printed text (the
+/// reader may have left long strings out of what it parsed then).
+fn read_in_full(printed: &PrintedLines, limits: &ReadLimits, index: usize) -> Option<Json> {
+    limits.parse_record(printed.line(index)?).ok()
 }
 
 /// A stored session's validation failure, named by its id. Out of line, as the other rare
