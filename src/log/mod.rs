@@ -263,6 +263,11 @@ fn checked_closers(events: &[Json], printed: &PrintedLines, limits: &ReadLimits)
     Ok(closers)
 }
 
+/// An event's `type`, when it is a string.
+fn event_type(event: &Json) -> Option<&str> {
+    event.get("type").and_then(Json::as_str)
+}
+
 /// Event `index` parsed again in full from its line, when its line is its printed text (the
 /// reader may have left long strings out of what it parsed then).
 fn read_in_full(printed: &PrintedLines, limits: &ReadLimits, index: usize) -> Option<Json> {

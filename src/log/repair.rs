@@ -4,7 +4,7 @@
 //! closers leave it out, as `JSON.stringify` leaves out `undefined`), and a read that would
 //! throw makes the log corrupt.
 
-use super::LogFault;
+use super::{LogFault, event_type};
 use crate::json::{Json, JsonObject};
 use std::collections::HashMap;
 
@@ -102,19 +102,19 @@ impl<'a> PendingCalls<'a> {
 pub(super) fn interrupted_turn_closers(events: &[Json]) -> Result<Vec<Json>, LogFault> {
     if let Some(event) = events.iter().find(|event| read_throws(event)) {
         let seq = event.get("seq").map(Json::to_js_string).unwrap_or_default();
-        let kind = kind(event).unwrap_or_default();
+        let kind = event_type(event).unwrap_or_default();
         return Err(LogFault::corrupt(format!(
             "{kind} at seq {seq} lacks the data or content block the repair reads"
         )));
     }
     let Some(start) = events
         .iter()
-        .rposition(|event| matches!(kind(event), Some("turn/start" | "turn/end")))
+        .rposition(|event| matches!(event_type(event), Some("turn/start" | "turn/end")))
     else {
         return Ok(Vec::new());
     };
     let (turn_start, after) = (&events[start], &events[start + 1..]);
-    if kind(turn_start) != Some("turn/start") {
+    if event_type(turn_start) != Some("turn/start") {
         return Ok(Vec::new());
     }
     // A turn started with `turn: null` reads as no open turn at all.
@@ -125,7 +125,7 @@ pub(super) fn interrupted_turn_closers(events: &[Json]) -> Result<Vec<Json>, Log
     let mut open_step = None;
     let mut pending = PendingCalls::default();
     for event in after {
-        match kind(event) {
+        match event_type(event) {
             Some("step/start") => open_step = opened_step(field(event, "step")),
             Some("step/end") => {
                 pending.clear();
@@ -148,10 +148,6 @@ pub(super) fn interrupted_turn_closers(events: &[Json]) -> Result<Vec<Json>, Log
     Ok(closers(turn, open_step, pending, last))
 }
 
-fn kind(event: &Json) -> Option<&str> {
-    event.get("type").and_then(Json::as_str)
-}
-
 /// A member of an event's `data`, as JavaScript reads `event.data[key]`.
 fn field<'a>(event: &'a Json, key: &str) -> Option<&'a Json> {
     event.get("data").and_then(|data| data.get(key))
@@ -162,7 +158,7 @@ fn field<'a>(event: &'a Json, key: &str) -> Option<&'a Json> {
 /// and the `type` of every content block of an assistant message, which throws on a `null`
 /// block (the message's own shape is checked before the walk).
 fn read_throws(event: &Json) -> bool {
-    match kind(event) {
+    match event_type(event) {
         Some("turn/start" | "step/start" | "tool/call") => matches!(event.get("data"), None | Some(Json::Null)),
         Some("assistant/message") => message_content(event).contains(&Json::Null),
         _ => false,

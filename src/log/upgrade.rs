@@ -15,7 +15,7 @@ use std::collections::HashMap;
 pub(super) fn reject_retired_vocabulary(events: &[Json]) -> Result<(), LogFault> {
     let mut first: [Option<&Json>; 3] = [None; 3];
     for event in events {
-        let retired = match type_of(event) {
+        let retired = match super::event_type(event) {
             Some("request/header-delta") => 0,
             Some("mode/set") => 1,
             Some("request/header")
@@ -127,10 +127,6 @@ fn note_message_id(ids: &mut HashMap<u64, Json>, object: &JsonObject) {
 
 fn type_of_object(object: &JsonObject) -> Option<&str> {
     object.get("type").and_then(Json::as_str)
-}
-
-fn type_of(event: &Json) -> Option<&str> {
-    event.as_object().and_then(type_of_object)
 }
 
 fn seq_text(event: &Json) -> String {

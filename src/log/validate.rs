@@ -75,7 +75,7 @@ fn is_known(kind: &str) -> bool {
 /// Refuses an unknown event type that is not marked ignorable (a refusal, not corruption).
 pub(super) fn known_types(events: &[Json]) -> Result<(), LogFault> {
     let known = |event: &&Json| {
-        let kind = event.get("type").and_then(Json::as_str);
+        let kind = super::event_type(event);
         kind.is_some_and(is_known) || matches!(event.get("ignorable"), Some(Json::Bool(true)))
     };
     match events.iter().find(|event| !known(event)) {
@@ -113,7 +113,7 @@ fn has_provider_model(value: Option<&Json>) -> bool {
 
 /// The message rules of `user/message`, `assistant/message` and `tool/result`.
 pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
-    let kind = event.get("type").and_then(Json::as_str).unwrap_or_default();
+    let kind = super::event_type(event).unwrap_or_default();
     if !matches!(kind, "user/message" | "assistant/message" | "tool/result") {
         return Ok(());
     }
