@@ -473,16 +473,21 @@ impl TantivyProvider {
     }
 
     /// Hands `visit` every document `keep` admits (its id within `bounds`, if given) of the
-    /// segments holding all the terms of `phrase`, with the terms' postings positioned on it.
-    /// Generic over `visit`, so the per-document call of a common word's walk is inlined.
+    /// segments holding all the terms of `phrase`, each as often as the phrase does, with the
+    /// postings of its distinct terms positioned on it. Generic over `visit`, so the
+    /// per-document call of a common word's walk is inlined.
     fn walk(
         &self,
-        phrase: &[String],
+        phrase: &PhraseTerms,
         keep: &impl Fn(DocId) -> bool,
         bounds: Option<IdBounds>,
         mut visit: impl FnMut(DocId, &mut [SegmentPostings]),
     ) -> Result<(), Error> {
-        let terms: Vec<Term> = phrase.iter().map(|t| Term::from_field_text(self.text, t)).collect();
+        let terms: Vec<Term> = phrase
+            .terms
+            .iter()
+            .map(|t| Term::from_field_text(self.text, t))
+            .collect();
         let mut postings: Vec<SegmentPostings> = Vec::with_capacity(terms.len());
         for view in &self.segments {
             for (inverted, ids) in view.inverted.iter().zip(&view.ids) {
@@ -523,7 +528,9 @@ impl TantivyProvider {
                             continue 'docs;
                         }
                     }
-                    if let Some(&id) = ids.ids.get(doc as usize).filter(|id| keep(**id)) {
+                    if let Some(&id) = ids.ids.get(doc as usize).filter(|id| keep(**id))
+                        && phrase.may_hold(&postings)
+                    {
                         visit(id, &mut postings);
                     }
                     doc = postings[0].advance();
@@ -676,18 +683,19 @@ impl SearchProvider for TantivyProvider {
         if phrase.is_empty() {
             return Ok(out);
         }
+        let terms = PhraseTerms::new(phrase);
         let mut starts = Vec::new();
-        let mut positions = vec![Vec::new(); phrase.len()];
+        let mut positions = vec![Vec::new(); terms.terms.len()];
         let Some((keep, bounds)) = self.scope(session) else {
             return Ok(out);
         };
-        self.walk(phrase, &keep, bounds, |id, postings| {
-            phrase_starts(postings, &mut positions, &mut starts);
+        self.walk(&terms, &keep, bounds, |id, postings| {
+            terms.starts(postings, &mut positions, &mut starts);
             if !starts.is_empty() {
                 out.push((id, starts.clone()));
             }
         })?;
-        self.tail.phrase_matches(phrase, keep, &mut out);
+        self.tail.phrase_matches(&terms, keep, &mut out);
         Ok(out)
     }
 
@@ -695,14 +703,15 @@ impl SearchProvider for TantivyProvider {
         if phrase.is_empty() {
             return Ok(());
         }
+        let terms = PhraseTerms::new(phrase);
         let mut starts = Vec::new();
-        let mut positions = vec![Vec::new(); phrase.len()];
+        let mut positions = vec![Vec::new(); terms.terms.len()];
         let Some((keep, bounds)) = self.scope(session) else {
             return Ok(());
         };
         let mut floor = sink.floor();
-        self.walk(phrase, &keep, bounds, |id, postings| {
-            if let [single] = postings {
+        self.walk(&terms, &keep, bounds, |id, postings| {
+            if let ([single], [_]) = (&*postings, &*terms.slots) {
                 // One term: every occurrence is its own span, so the count is the term
                 // frequency, and no position is decoded.
                 let count = single.term_freq();
@@ -712,20 +721,18 @@ impl SearchProvider for TantivyProvider {
                 }
                 return;
             }
-            // Merged spans are disjoint and each holds every term: the rarest term's
-            // frequency bounds their count before any position is decoded.
-            let most = postings.iter().map(|p| p.term_freq()).min().unwrap_or(0);
+            let most = terms.most_spans(postings);
             if most < floor || !sink.wanted(id, most) {
                 return;
             }
-            phrase_starts(postings, &mut positions, &mut starts);
+            terms.starts(postings, &mut positions, &mut starts);
             if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
                 sink.found(id, stats.match_count);
                 floor = sink.floor();
             }
         })?;
         let mut tail = Vec::new();
-        self.tail.phrase_matches(phrase, keep, &mut tail);
+        self.tail.phrase_matches(&terms, keep, &mut tail);
         for (id, starts) in tail {
             if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
                 sink.found(id, stats.match_count);
@@ -735,20 +742,78 @@ impl SearchProvider for TantivyProvider {
     }
 }
 
-/// The occurrences of a phrase in the document `postings` (one per phrase term, in order) are
-/// positioned on: the positions of its first term that every later term continues.
-/// `positions` (one buffer per term) and `starts` are reused between documents.
-fn phrase_starts(postings: &mut [SegmentPostings], positions: &mut [Vec<u32>], starts: &mut Vec<u32>) {
-    for (p, out) in postings.iter_mut().zip(positions.iter_mut()) {
-        p.positions(out);
+/// A phrase as its postings are walked: each distinct term once, however often the phrase
+/// repeats it. A pasted run of one common word ("the the the …", up to the 16 KiB a query may
+/// be) would otherwise move as many cursors over every document holding that word, and
+/// decode its positions as many times: seconds per query on 100,000 events.
+struct PhraseTerms<'p> {
+    /// The distinct terms, in the order they first appear.
+    terms: Vec<&'p str>,
+    /// For each position of the phrase, the index of its term in `terms`.
+    slots: Vec<usize>,
+    /// For each distinct term, how many positions of the phrase hold it.
+    needed: Vec<u32>,
+}
+
+impl<'p> PhraseTerms<'p> {
+    fn new(phrase: &'p [String]) -> Self {
+        let mut terms: Vec<&str> = Vec::new();
+        let mut needed = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let slots = phrase
+            .iter()
+            .map(|term| {
+                let slot = *index.entry(term.as_str()).or_insert_with(|| {
+                    terms.push(term);
+                    needed.push(0);
+                    terms.len() - 1
+                });
+                needed[slot] += 1;
+                slot
+            })
+            .collect();
+        PhraseTerms { terms, slots, needed }
     }
-    starts.clear();
-    let (first, rest) = positions.split_first().expect("a phrase has a term");
-    starts.extend(first.iter().copied().filter(|start| {
-        rest.iter()
-            .enumerate()
-            .all(|(i, ps)| ps.binary_search(&(start + i as u32 + 1)).is_ok())
-    }));
+
+    /// Whether the document `postings` (one per distinct term) are positioned on holds each
+    /// term as often as the phrase does, without which it holds no occurrence.
+    fn may_hold(&self, postings: &[SegmentPostings]) -> bool {
+        self.terms.len() == self.slots.len() || postings.iter().zip(&self.needed).all(|(p, &n)| p.term_freq() >= n)
+    }
+
+    /// A bound on the merged spans of the document `postings` are positioned on, before any
+    /// position is decoded: spans are disjoint and each holds every position of the phrase,
+    /// so no more of them fit than a term's frequency over what one occurrence needs of it.
+    fn most_spans(&self, postings: &[SegmentPostings]) -> u32 {
+        postings
+            .iter()
+            .zip(&self.needed)
+            .map(|(p, &n)| p.term_freq() / n)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The occurrences of the phrase in the document `postings` are positioned on: the
+    /// positions of its first term that every later position continues. `positions` (one
+    /// buffer per distinct term) and `starts` are reused between documents.
+    fn starts(&self, postings: &mut [SegmentPostings], positions: &mut [Vec<u32>], starts: &mut Vec<u32>) {
+        for (p, out) in postings.iter_mut().zip(positions.iter_mut()) {
+            p.positions(out);
+        }
+        self.starts_among(positions, starts);
+    }
+
+    /// The occurrences of the phrase in a document whose positions of each distinct term are
+    /// `positions` (sorted): the positions of its first term that every later one continues.
+    fn starts_among<P: AsRef<[u32]>>(&self, positions: &[P], starts: &mut Vec<u32>) {
+        starts.clear();
+        let (first, rest) = self.slots.split_first().expect("a phrase has a term");
+        starts.extend(positions[*first].as_ref().iter().copied().filter(|start| {
+            rest.iter()
+                .enumerate()
+                .all(|(i, &slot)| positions[slot].as_ref().binary_search(&(start + i as u32 + 1)).is_ok())
+        }));
+    }
 }
 
 #[cfg(test)]
@@ -840,7 +905,18 @@ mod tests {
         }
         assert!(tail.segments.is_empty() && segments.segments.len() == 4);
         assert!(segments.by_session["s1"].span.is_none());
-        let phrases = ["a", "the", "a a", "a b", "b a a", "a a a", "the the", "zz"];
+        let phrases = [
+            "a",
+            "the",
+            "a a",
+            "a b",
+            "b a a",
+            "a a a",
+            "the the",
+            "a b a",
+            "zz",
+            "a a a a a a a a a a a a a",
+        ];
         for text in phrases {
             let phrase = phrase(text);
             for session in [None, Some("s0"), Some("s1"), Some("none")] {
@@ -852,7 +928,7 @@ mod tests {
                     .collect();
                 expected.sort_unstable();
                 assert!(
-                    text == "zz" || session == Some("none") || !expected.is_empty(),
+                    text == "zz" || text.len() > 20 || session == Some("none") || !expected.is_empty(),
                     "{text}"
                 );
                 assert_eq!(counts(&segments, &phrase, session), expected, "{text} in {session:?}");
@@ -927,6 +1003,35 @@ mod tests {
             assert_eq!(floored.found, expected, "{text}");
             assert!(floored.asked.iter().all(|&(_, most)| most >= 2), "{text}");
         }
+    }
+
+    #[test]
+    fn a_phrase_repeating_a_term_is_walked_once_per_term_and_only_where_it_fits() {
+        let mut provider = TantivyProvider::without_tail(TokenizerMode::Unicode61);
+        let texts = ["a a a a b", "a b a", "a a", "b a a b a a", "a"];
+        let docs: Vec<(DocId, &str)> = texts.iter().enumerate().map(|(i, t)| (i as DocId, *t)).collect();
+        provider.replace_session("s", &docs).expect("indexes");
+        provider.commit().expect("commits");
+        let repeating = phrase("a b a a");
+        let terms = PhraseTerms::new(&repeating);
+        assert_eq!(
+            (terms.terms, terms.slots, terms.needed),
+            (vec!["a", "b"], vec![0, 1, 0, 0], vec![3, 1])
+        );
+        // "a a": only documents holding "a" twice are asked about, and a span needs two of
+        // them ("a a a a" is one merged span, "b a a b a a" two).
+        let mut probe = Probe::new(|_| false, 0);
+        provider.match_counts(&phrase("a a"), None, &mut probe).expect("counts");
+        assert_eq!(probe.asked, [(0, 2), (1, 1), (2, 1), (3, 2)]);
+        assert_eq!(probe.found, [(0, 1), (2, 1), (3, 2)]);
+        // Longer than any document: nothing is asked about or found.
+        let mut long = Probe::new(|_| false, 0);
+        provider
+            .match_counts(&phrase(&["a"; 7].join(" ")), None, &mut long)
+            .expect("counts");
+        assert_eq!((long.asked.len(), long.found.len()), (0, 0));
+        let matches = provider.phrase_matches(&phrase("a a b"), None).expect("matches");
+        assert_eq!(matches, [(0, vec![2]), (3, vec![1])]);
     }
 
     #[test]

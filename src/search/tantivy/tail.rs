@@ -3,6 +3,7 @@
 //! query visiting thousands of tiny segments. Once they add up to [`TAIL_BYTES`] of text they
 //! go into the segment being written, where the batches of large builds go directly.
 
+use super::PhraseTerms;
 use crate::search::engine::DocId;
 use crate::search::tokenizer::{TokenizerMode, Tokens};
 use std::collections::HashMap;
@@ -78,37 +79,39 @@ impl Tail {
     }
 
     /// Committed documents holding `phrase` contiguously that `keep` admits, with the start
-    /// of every occurrence.
+    /// of every occurrence. A document is looked at only when it holds each distinct term as
+    /// often as the phrase does.
     pub(super) fn phrase_matches(
         &self,
-        phrase: &[String],
+        phrase: &PhraseTerms<'_>,
         keep: impl Fn(DocId) -> bool,
         out: &mut Vec<(DocId, Vec<u32>)>,
     ) {
-        let Some(lists) = phrase.iter().map(|t| self.postings.get(t)).collect::<Option<Vec<_>>>() else {
+        let Some(lists) = phrase
+            .terms
+            .iter()
+            .map(|t| self.postings.get(*t))
+            .collect::<Option<Vec<_>>>()
+        else {
             return;
         };
-        for (id, first) in lists[0] {
+        let mut starts = Vec::new();
+        for (id, _) in lists[0] {
             if !keep(*id) {
                 continue;
             }
-            let others: Option<Vec<&Vec<u32>>> = lists[1..]
+            let positions: Option<Vec<&Vec<u32>>> = lists
                 .iter()
-                .map(|list| list.binary_search_by_key(id, |(d, _)| *d).ok().map(|i| &list[i].1))
-                .collect();
-            let Some(others) = others else { continue };
-            let starts: Vec<u32> = first
-                .iter()
-                .copied()
-                .filter(|start| {
-                    others
-                        .iter()
-                        .enumerate()
-                        .all(|(i, ps)| ps.binary_search(&(start + i as u32 + 1)).is_ok())
+                .zip(&phrase.needed)
+                .map(|(list, &needed)| {
+                    let at = list.binary_search_by_key(id, |(d, _)| *d).ok()?;
+                    Some(&list[at].1).filter(|ps| ps.len() >= needed as usize)
                 })
                 .collect();
+            let Some(positions) = positions else { continue };
+            phrase.starts_among(&positions, &mut starts);
             if !starts.is_empty() {
-                out.push((*id, starts));
+                out.push((*id, starts.clone()));
             }
         }
     }
