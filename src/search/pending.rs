@@ -121,9 +121,11 @@ pub(super) fn scan_session(
         .filter(|(_, covering)| may_hold(covering))
         .flat_map(|(run, _)| run)
         .filter(|&index| may_hold(&events[index].text()));
+    // The last tokens of a text, as a ring, made once: a phrase may be thousands of words.
+    let mut window = vec![String::new(); phrase.len()];
     for index in candidates {
         for (record, text, changed) in event_documents(source, index) {
-            let Some(match_count) = merged_span_count(&text, phrase, term.as_ref(), mode) else {
+            let Some(match_count) = merged_span_count(&text, phrase, term.as_ref(), mode, &mut window) else {
                 continue;
             };
             let meta = super::build::document_meta(kinds, &session, &record, &text, changed);
@@ -150,19 +152,20 @@ fn for_printed_events(term: TermProbe<'_>) -> TermProbe<'_> {
 /// How many merged spans `phrase` makes in `text` ([`merge_spans`], as the index counts
 /// them); `None` without an occurrence. A text that cannot hold the phrase's longest term
 /// (`longest`'s probe, `None` when any text may; its event's JSON may hold it only in a key or
-/// another field) is not tokenized.
+/// another field) is not tokenized. `window` holds one string per term of the phrase: the
+/// last tokens read, as a ring, compared with the phrase at every position (each is written
+/// before it is read, so what an earlier text left in it does not matter).
 fn merged_span_count(
     text: &str,
     phrase: &[String],
     longest: Option<&TermProbe<'_>>,
     mode: TokenizerMode,
+    window: &mut [String],
 ) -> Option<u32> {
     if longest.is_some_and(|probe| !probe.may_hold(text)) {
         return None;
     }
     let len = phrase.len();
-    // The last `len` tokens, as a ring, to compare with the phrase at every position.
-    let mut window: Vec<String> = vec![String::new(); len];
     let mut tokens = Tokens::new(text, mode);
     let mut starts = Vec::new();
     while let Some(token) = tokens.next_ref() {
