@@ -3,6 +3,7 @@ pub mod backend;
 pub mod build;
 pub mod engine;
 mod pending;
+pub(crate) mod phrase;
 pub mod rank;
 pub mod request;
 pub mod snapshot;

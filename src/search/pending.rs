@@ -9,6 +9,7 @@
 
 use super::build::event_documents;
 use super::engine::{CountSink, DocId, DocMeta, DocStore, Interner, SearchEngine, SearchProvider, same_session};
+use super::phrase::Phrase;
 use super::rank::merge_spans;
 use super::tokenizer::{TermProbe, TokenizerMode, Tokens};
 use crate::corpus::{Corpus, SessionRecord, Source};
@@ -121,11 +122,10 @@ pub(super) fn scan_session(
         .filter(|(_, covering)| may_hold(covering))
         .flat_map(|(run, _)| run)
         .filter(|&index| may_hold(&events[index].text()));
-    // The last tokens of a text, as a ring, made once: a phrase may be thousands of words.
-    let mut window = vec![String::new(); phrase.len()];
+    let phrase = Phrase::new(phrase);
     for index in candidates {
         for (record, text, changed) in event_documents(source, index) {
-            let Some(match_count) = merged_span_count(&text, phrase, term.as_ref(), mode, &mut window) else {
+            let Some(match_count) = merged_span_count(&text, &phrase, term.as_ref(), mode) else {
                 continue;
             };
             let meta = super::build::document_meta(kinds, &session, &record, &text, changed);
@@ -152,30 +152,29 @@ fn for_printed_events(term: TermProbe<'_>) -> TermProbe<'_> {
 /// How many merged spans `phrase` makes in `text` ([`merge_spans`], as the index counts
 /// them); `None` without an occurrence. A text that cannot hold the phrase's longest term
 /// (`longest`'s probe, `None` when any text may; its event's JSON may hold it only in a key or
-/// another field) is not tokenized. `window` holds one string per term of the phrase: the
-/// last tokens read, as a ring, compared with the phrase at every position (each is written
-/// before it is read, so what an earlier text left in it does not matter).
+/// another field) is not tokenized.
 fn merged_span_count(
     text: &str,
-    phrase: &[String],
+    phrase: &Phrase<'_>,
     longest: Option<&TermProbe<'_>>,
     mode: TokenizerMode,
-    window: &mut [String],
 ) -> Option<u32> {
     if longest.is_some_and(|probe| !probe.may_hold(text)) {
         return None;
     }
     let len = phrase.len();
+    let mut matcher = phrase.matcher();
     let mut tokens = Tokens::new(text, mode);
     let mut starts = Vec::new();
+    let mut next_position = 0;
     while let Some(token) = tokens.next_ref() {
-        let at = token.position;
-        window[at % len].clear();
-        window[at % len].push_str(token.text);
-        if let Some(start) = (at + 1).checked_sub(len)
-            && (0..len).all(|k| window[(start + k) % len] == phrase[k])
-        {
-            starts.push(start as u32);
+        // A position skipped holds no term of the phrase.
+        if token.position != next_position {
+            matcher.reset();
+        }
+        next_position = token.position + 1;
+        if matcher.push(phrase.slot_of(token.text)) {
+            starts.push((token.position + 1 - len) as u32);
         }
     }
     Some(merge_spans(&starts, len as u32)?.match_count)

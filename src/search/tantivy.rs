@@ -8,6 +8,7 @@ mod handoff;
 mod tail;
 
 use super::engine::{CountSink, DocId, SearchProvider, Settled};
+use super::phrase::Phrase;
 use super::rank::merge_spans;
 use super::tokenizer::{TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
@@ -478,7 +479,7 @@ impl TantivyProvider {
     /// per-document call of a common word's walk is inlined.
     fn walk(
         &self,
-        phrase: &PhraseTerms,
+        phrase: &Phrase<'_>,
         keep: &impl Fn(DocId) -> bool,
         bounds: Option<IdBounds>,
         mut visit: impl FnMut(DocId, &mut [SegmentPostings]),
@@ -529,7 +530,7 @@ impl TantivyProvider {
                         }
                     }
                     if let Some(&id) = ids.ids.get(doc as usize).filter(|id| keep(**id))
-                        && phrase.may_hold(&postings)
+                        && holds_enough(phrase, &postings)
                     {
                         visit(id, &mut postings);
                     }
@@ -683,14 +684,14 @@ impl SearchProvider for TantivyProvider {
         if phrase.is_empty() {
             return Ok(out);
         }
-        let terms = PhraseTerms::new(phrase);
+        let terms = Phrase::new(phrase);
         let mut starts = Vec::new();
         let mut positions = vec![Vec::new(); terms.terms.len()];
         let Some((keep, bounds)) = self.scope(session) else {
             return Ok(out);
         };
         self.walk(&terms, &keep, bounds, |id, postings| {
-            terms.starts(postings, &mut positions, &mut starts);
+            phrase_starts(&terms, postings, &mut positions, &mut starts);
             if !starts.is_empty() {
                 out.push((id, starts.clone()));
             }
@@ -703,7 +704,7 @@ impl SearchProvider for TantivyProvider {
         if phrase.is_empty() {
             return Ok(());
         }
-        let terms = PhraseTerms::new(phrase);
+        let terms = Phrase::new(phrase);
         let mut starts = Vec::new();
         let mut positions = vec![Vec::new(); terms.terms.len()];
         let Some((keep, bounds)) = self.scope(session) else {
@@ -721,11 +722,11 @@ impl SearchProvider for TantivyProvider {
                 }
                 return;
             }
-            let most = terms.most_spans(postings);
+            let most = most_spans(&terms, postings);
             if most < floor || !sink.wanted(id, most) {
                 return;
             }
-            terms.starts(postings, &mut positions, &mut starts);
+            phrase_starts(&terms, postings, &mut positions, &mut starts);
             if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
                 sink.found(id, stats.match_count);
                 floor = sink.floor();
@@ -742,78 +743,38 @@ impl SearchProvider for TantivyProvider {
     }
 }
 
-/// A phrase as its postings are walked: each distinct term once, however often the phrase
-/// repeats it. A pasted run of one common word ("the the the …", up to the 16 KiB a query may
-/// be) would otherwise move as many cursors over every document holding that word, and
-/// decode its positions as many times: seconds per query on 100,000 events.
-struct PhraseTerms<'p> {
-    /// The distinct terms, in the order they first appear.
-    terms: Vec<&'p str>,
-    /// For each position of the phrase, the index of its term in `terms`.
-    slots: Vec<usize>,
-    /// For each distinct term, how many positions of the phrase hold it.
-    needed: Vec<u32>,
+/// Whether the document `postings` (one per distinct term of `phrase`) are positioned on
+/// holds each term as often as the phrase does, without which it holds no occurrence. A
+/// pasted run of one common word would otherwise have its positions decoded and checked in
+/// every document holding the word.
+fn holds_enough(phrase: &Phrase<'_>, postings: &[SegmentPostings]) -> bool {
+    phrase.terms.len() == phrase.len() || postings.iter().zip(&phrase.needed).all(|(p, &n)| p.term_freq() >= n)
 }
 
-impl<'p> PhraseTerms<'p> {
-    fn new(phrase: &'p [String]) -> Self {
-        let mut terms: Vec<&str> = Vec::new();
-        let mut needed = Vec::new();
-        let mut index: HashMap<&str, usize> = HashMap::new();
-        let slots = phrase
-            .iter()
-            .map(|term| {
-                let slot = *index.entry(term.as_str()).or_insert_with(|| {
-                    terms.push(term);
-                    needed.push(0);
-                    terms.len() - 1
-                });
-                needed[slot] += 1;
-                slot
-            })
-            .collect();
-        PhraseTerms { terms, slots, needed }
-    }
+/// A bound on the merged spans of `phrase` in the document `postings` are positioned on,
+/// before any position is decoded: spans are disjoint and each holds every position of the
+/// phrase, so no more of them fit than a term's frequency over what one occurrence needs of it.
+fn most_spans(phrase: &Phrase<'_>, postings: &[SegmentPostings]) -> u32 {
+    postings
+        .iter()
+        .zip(&phrase.needed)
+        .map(|(p, &n)| p.term_freq() / n)
+        .min()
+        .unwrap_or(0)
+}
 
-    /// Whether the document `postings` (one per distinct term) are positioned on holds each
-    /// term as often as the phrase does, without which it holds no occurrence.
-    fn may_hold(&self, postings: &[SegmentPostings]) -> bool {
-        self.terms.len() == self.slots.len() || postings.iter().zip(&self.needed).all(|(p, &n)| p.term_freq() >= n)
+/// The occurrences of `phrase` in the document `postings` are positioned on. `positions` (one
+/// buffer per distinct term) and `starts` are reused between documents.
+fn phrase_starts(
+    phrase: &Phrase<'_>,
+    postings: &mut [SegmentPostings],
+    positions: &mut [Vec<u32>],
+    starts: &mut Vec<u32>,
+) {
+    for (p, out) in postings.iter_mut().zip(positions.iter_mut()) {
+        p.positions(out);
     }
-
-    /// A bound on the merged spans of the document `postings` are positioned on, before any
-    /// position is decoded: spans are disjoint and each holds every position of the phrase,
-    /// so no more of them fit than a term's frequency over what one occurrence needs of it.
-    fn most_spans(&self, postings: &[SegmentPostings]) -> u32 {
-        postings
-            .iter()
-            .zip(&self.needed)
-            .map(|(p, &n)| p.term_freq() / n)
-            .min()
-            .unwrap_or(0)
-    }
-
-    /// The occurrences of the phrase in the document `postings` are positioned on: the
-    /// positions of its first term that every later position continues. `positions` (one
-    /// buffer per distinct term) and `starts` are reused between documents.
-    fn starts(&self, postings: &mut [SegmentPostings], positions: &mut [Vec<u32>], starts: &mut Vec<u32>) {
-        for (p, out) in postings.iter_mut().zip(positions.iter_mut()) {
-            p.positions(out);
-        }
-        self.starts_among(positions, starts);
-    }
-
-    /// The occurrences of the phrase in a document whose positions of each distinct term are
-    /// `positions` (sorted): the positions of its first term that every later one continues.
-    fn starts_among<P: AsRef<[u32]>>(&self, positions: &[P], starts: &mut Vec<u32>) {
-        starts.clear();
-        let (first, rest) = self.slots.split_first().expect("a phrase has a term");
-        starts.extend(positions[*first].as_ref().iter().copied().filter(|start| {
-            rest.iter()
-                .enumerate()
-                .all(|(i, &slot)| positions[slot].as_ref().binary_search(&(start + i as u32 + 1)).is_ok())
-        }));
-    }
+    phrase.starts_among(positions, starts);
 }
 
 #[cfg(test)]
@@ -1012,12 +973,6 @@ mod tests {
         let docs: Vec<(DocId, &str)> = texts.iter().enumerate().map(|(i, t)| (i as DocId, *t)).collect();
         provider.replace_session("s", &docs).expect("indexes");
         provider.commit().expect("commits");
-        let repeating = phrase("a b a a");
-        let terms = PhraseTerms::new(&repeating);
-        assert_eq!(
-            (terms.terms, terms.slots, terms.needed),
-            (vec!["a", "b"], vec![0, 1, 0, 0], vec![3, 1])
-        );
         // "a a": only documents holding "a" twice are asked about, and a span needs two of
         // them ("a a a a" is one merged span, "b a a b a a" two).
         let mut probe = Probe::new(|_| false, 0);

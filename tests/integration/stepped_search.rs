@@ -80,10 +80,11 @@ fn change(corpus: &mut Corpus) {
     add_live(corpus, "live-5", &["pagination beta", "alpha"]);
 }
 
-const SESSION_REQUESTS: [&str; 7] = [
+const SESSION_REQUESTS: [&str; 8] = [
     r#"{"query":"the"}"#,
     r#"{"query":"the","limit":3}"#,
     r#"{"query":"beta beta"}"#,
+    r#"{"query":"beta beta beta"}"#,
     r#"{"query":"pagination","highlights":true}"#,
     r#"{"query":"alpha","eventFilters":[{"kind":"surface","values":["current"]}]}"#,
     r#"{"query":"the","sessionFilters":[{"kind":"id","values":["live-2","live-5"]}]}"#,

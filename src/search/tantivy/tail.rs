@@ -3,8 +3,8 @@
 //! query visiting thousands of tiny segments. Once they add up to [`TAIL_BYTES`] of text they
 //! go into the segment being written, where the batches of large builds go directly.
 
-use super::PhraseTerms;
 use crate::search::engine::DocId;
+use crate::search::phrase::Phrase;
 use crate::search::tokenizer::{TokenizerMode, Tokens};
 use std::collections::HashMap;
 
@@ -83,7 +83,7 @@ impl Tail {
     /// often as the phrase does.
     pub(super) fn phrase_matches(
         &self,
-        phrase: &PhraseTerms<'_>,
+        phrase: &Phrase<'_>,
         keep: impl Fn(DocId) -> bool,
         out: &mut Vec<(DocId, Vec<u32>)>,
     ) {
