@@ -166,13 +166,8 @@ fn merged_span_count(
     let mut matcher = phrase.matcher();
     let mut tokens = Tokens::new(text, mode);
     let mut starts = Vec::new();
-    let mut next_position = 0;
+    // Positions are consecutive: each token follows the one before it.
     while let Some(token) = tokens.next_ref() {
-        // A position skipped holds no term of the phrase.
-        if token.position != next_position {
-            matcher.reset();
-        }
-        next_position = token.position + 1;
         if matcher.push(phrase.slot_of(token.text)) {
             starts.push((token.position + 1 - len) as u32);
         }

@@ -69,6 +69,20 @@ impl<'p> Phrase<'p> {
         }
     }
 
+    /// Which distinct term the ASCII token `raw` is once lowercased (all the folding
+    /// `unicode61` does to ASCII), if any; `folded` is a buffer kept between tokens.
+    pub(crate) fn slot_of_ascii(&self, raw: &[u8], folded: &mut String) -> Option<usize> {
+        if self.index.is_none() {
+            let same = |term: &&str| {
+                term.len() == raw.len() && term.bytes().zip(raw).all(|(a, b)| a == b.to_ascii_lowercase())
+            };
+            return self.terms.iter().position(same);
+        }
+        folded.clear();
+        folded.extend(raw.iter().map(|b| char::from(b.to_ascii_lowercase())));
+        self.slot_of(folded)
+    }
+
     /// A matcher at the start of a document.
     pub(crate) fn matcher(&self) -> Matcher<'_, 'p> {
         Matcher {
@@ -140,11 +154,6 @@ impl Matcher<'_, '_> {
         }
         false
     }
-
-    /// Forgets what was read, as a token outside the phrase would.
-    pub(crate) fn reset(&mut self) {
-        self.matched = 0;
-    }
 }
 
 /// The Knuth–Morris–Pratt failure function of `pattern`: for each prefix, by its length minus
@@ -211,10 +220,19 @@ mod tests {
         );
         assert_eq!(terms.border, [0, 0, 1, 1]);
         assert_eq!((terms.slot_of("b"), terms.slot_of("c")), (Some(1), None));
+        let mut folded = String::new();
+        assert_eq!(
+            (
+                terms.slot_of_ascii(b"B", &mut folded),
+                terms.slot_of_ascii(b"ab", &mut folded)
+            ),
+            (Some(1), None)
+        );
         let many = words("t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 t3");
         let many = Phrase::new(&many);
         assert!(many.index.is_some());
         assert_eq!((many.slot_of("t3"), many.slot_of("t10")), (Some(3), None));
+        assert_eq!(many.slot_of_ascii(b"T9", &mut folded), Some(9));
     }
 
     #[test]
@@ -249,12 +267,12 @@ mod tests {
     }
 
     #[test]
-    fn a_token_outside_the_phrase_or_a_reset_starts_matching_again() {
+    fn a_token_outside_the_phrase_starts_matching_again() {
         let phrase = words("a a");
         let terms = Phrase::new(&phrase);
         let mut matcher = terms.matcher();
         assert!(!matcher.push(Some(0)));
-        matcher.reset();
+        assert!(!matcher.push(None));
         assert!(!matcher.push(Some(0)));
         assert!(matcher.push(Some(0)));
         assert!(matcher.push(Some(0)), "overlapping occurrences both end");

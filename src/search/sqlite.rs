@@ -77,6 +77,7 @@
 //! corpus, sessions arriving later are re-indexed once (correct, just slower).
 
 use super::engine::{DocId, SearchProvider};
+use super::phrase::Phrase;
 use super::tokenizer::{MAX_TERM_BYTES, TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension};
@@ -234,23 +235,29 @@ fn round_trips(term: &str) -> bool {
 
 /// Start positions of every occurrence of `phrase` in `text`'s token stream, ascending.
 pub(crate) fn occurrences(text: &str, phrase: &[String], mode: TokenizerMode) -> Vec<u32> {
-    let mut slider = Slider::new(phrase);
+    let mut starts = Vec::new();
     if phrase.is_empty() {
-        return slider.starts;
+        return starts;
     }
-    if mode == TokenizerMode::Unicode61 && text.is_ascii() {
-        for (position, term) in ascii_terms(text.as_bytes()).enumerate() {
-            slider.token(position as u32, |t| {
-                t.len() == term.len() && t.bytes().zip(term).all(|(a, b)| a == b.to_ascii_lowercase())
-            });
+    let terms = Phrase::new(phrase);
+    let mut matcher = terms.matcher();
+    let mut found = |position: usize, slot: Option<usize>| {
+        if matcher.push(slot) {
+            starts.push((position + 1 - phrase.len()) as u32);
         }
-        return slider.starts;
+    };
+    if mode == TokenizerMode::Unicode61 && text.is_ascii() {
+        let mut folded = String::new();
+        for (position, term) in ascii_terms(text.as_bytes()).enumerate() {
+            found(position, terms.slot_of_ascii(term, &mut folded));
+        }
+    } else {
+        let mut tokens = Tokens::new(text, mode);
+        while let Some(token) = tokens.next_ref() {
+            found(token.position, terms.slot_of(token.text));
+        }
     }
-    let mut tokens = Tokens::new(text, mode);
-    while let Some(token) = tokens.next_ref() {
-        slider.token(token.position as u32, |t| t == token.text);
-    }
-    slider.starts
+    starts
 }
 
 /// The `unicode61` terms of an ASCII text, unfolded: runs of ASCII letters and digits (SQLite's
@@ -261,42 +268,6 @@ fn ascii_terms(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
         .split(|b| !b.is_ascii_alphanumeric())
         .filter(|run| !run.is_empty())
         .map(|run| &run[..run.len().min(MAX_TERM_BYTES)])
-}
-
-/// Finds the occurrences of a phrase in a token stream fed one token at a time.
-struct Slider<'p> {
-    phrase: &'p [String],
-    /// Partial matches: (start position, tokens matched so far); at most `phrase.len()`.
-    partial: Vec<(u32, usize)>,
-    /// Start positions of the complete matches, ascending.
-    starts: Vec<u32>,
-}
-
-impl<'p> Slider<'p> {
-    fn new(phrase: &'p [String]) -> Self {
-        Slider {
-            phrase,
-            partial: Vec::with_capacity(phrase.len()),
-            starts: Vec::new(),
-        }
-    }
-
-    /// The token at `position`, which equals a phrase term `t` when `is(t)`.
-    fn token(&mut self, position: u32, is: impl Fn(&str) -> bool) {
-        let phrase = self.phrase;
-        self.partial.retain_mut(|(_, matched)| {
-            let keep = is(&phrase[*matched]);
-            *matched += 1;
-            keep
-        });
-        if is(&phrase[0]) {
-            self.partial.push((position, 1));
-        }
-        // At most one partial match completes per token (its start is fixed by the position).
-        if let Some(done) = self.partial.iter().position(|(_, matched)| *matched == phrase.len()) {
-            self.starts.push(self.partial.swap_remove(done).0);
-        }
-    }
 }
 
 impl SqliteProvider {
