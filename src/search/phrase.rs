@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 /// Phrases with more distinct terms than this find a token's term through a hash map.
-const LINEAR_LOOKUP_TERMS: usize = 8;
+pub(crate) const LINEAR_LOOKUP_TERMS: usize = 8;
 
 /// A phrase as its distinct terms and, for each of its positions, which term it holds.
 pub(crate) struct Phrase<'p> {
@@ -67,20 +67,6 @@ impl<'p> Phrase<'p> {
             Some(index) => index.get(token).copied(),
             None => self.terms.iter().position(|term| *term == token),
         }
-    }
-
-    /// Which distinct term the ASCII token `raw` is once lowercased (all the folding
-    /// `unicode61` does to ASCII), if any; `folded` is a buffer kept between tokens.
-    pub(crate) fn slot_of_ascii(&self, raw: &[u8], folded: &mut String) -> Option<usize> {
-        if self.index.is_none() {
-            let same = |term: &&str| {
-                term.len() == raw.len() && term.bytes().zip(raw).all(|(a, b)| a == b.to_ascii_lowercase())
-            };
-            return self.terms.iter().position(same);
-        }
-        folded.clear();
-        folded.extend(raw.iter().map(|b| char::from(b.to_ascii_lowercase())));
-        self.slot_of(folded)
     }
 
     /// A matcher at the start of a document.
@@ -220,19 +206,10 @@ mod tests {
         );
         assert_eq!(terms.border, [0, 0, 1, 1]);
         assert_eq!((terms.slot_of("b"), terms.slot_of("c")), (Some(1), None));
-        let mut folded = String::new();
-        assert_eq!(
-            (
-                terms.slot_of_ascii(b"B", &mut folded),
-                terms.slot_of_ascii(b"ab", &mut folded)
-            ),
-            (Some(1), None)
-        );
         let many = words("t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 t3");
         let many = Phrase::new(&many);
         assert!(many.index.is_some());
         assert_eq!((many.slot_of("t3"), many.slot_of("t10")), (Some(3), None));
-        assert_eq!(many.slot_of_ascii(b"T9", &mut folded), Some(9));
     }
 
     #[test]

@@ -77,7 +77,7 @@
 //! corpus, sessions arriving later are re-indexed once (correct, just slower).
 
 use super::engine::{DocId, SearchProvider};
-use super::phrase::Phrase;
+use super::phrase::{LINEAR_LOOKUP_TERMS, Phrase};
 use super::tokenizer::{MAX_TERM_BYTES, TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension};
@@ -249,7 +249,7 @@ pub(crate) fn occurrences(text: &str, phrase: &[String], mode: TokenizerMode) ->
     if mode == TokenizerMode::Unicode61 && text.is_ascii() {
         let mut folded = String::new();
         for (position, term) in ascii_terms(text.as_bytes()).enumerate() {
-            found(position, terms.slot_of_ascii(term, &mut folded));
+            found(position, ascii_slot(&terms, term, &mut folded));
         }
     } else {
         let mut tokens = Tokens::new(text, mode);
@@ -258,6 +258,19 @@ pub(crate) fn occurrences(text: &str, phrase: &[String], mode: TokenizerMode) ->
         }
     }
     starts
+}
+
+/// Which distinct term of `phrase` the ASCII token `raw` is once lowercased (all the folding
+/// `unicode61` does to ASCII), if any; `folded` is a buffer kept between tokens.
+fn ascii_slot(phrase: &Phrase<'_>, raw: &[u8], folded: &mut String) -> Option<usize> {
+    if phrase.terms.len() <= LINEAR_LOOKUP_TERMS {
+        let same =
+            |term: &&str| term.len() == raw.len() && term.bytes().zip(raw).all(|(a, b)| a == b.to_ascii_lowercase());
+        return phrase.terms.iter().position(same);
+    }
+    folded.clear();
+    folded.extend(raw.iter().map(|b| char::from(b.to_ascii_lowercase())));
+    phrase.slot_of(folded)
 }
 
 /// The `unicode61` terms of an ASCII text, unfolded: runs of ASCII letters and digits (SQLite's
