@@ -4,6 +4,7 @@
 
 use super::build::Build;
 use super::pending::{Scanned, scan_session};
+use super::phrase::Phrase;
 use super::rank::{
     RankKey, compare_events, compare_sessions, merge_spans, snippet_at_byte, snippet_reach, snippet_with_highlights,
 };
@@ -678,7 +679,8 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
     };
     let (lower, upper) = (first[0].to_ascii_lowercase(), first[0].to_ascii_uppercase());
     // Bytes before `ascii` are known to be ASCII; it only moves as far as the spellings found.
-    let (mut from, mut ascii) = (0, 0);
+    // Bytes before `read` were read as tokens by the last look at a spelling.
+    let (mut from, mut ascii, mut read) = (0, 0, 0);
     while let Some(found) = memchr::memchr2(lower, upper, &bytes[from..]) {
         let at = from + found;
         let end = (at + first.len()).min(bytes.len());
@@ -691,9 +693,16 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
         if !bytes[at..end].eq_ignore_ascii_case(first) {
             continue;
         }
-        // The token holding `at` starts after the separator before it.
-        if let Some(occurrence) = occurrence_at(text, separator_before(at), phrase, mode) {
-            return Some(occurrence);
+        // The token holding `at` starts after the separator before it. A spelling inside
+        // what the last look read (a phrase repeating its first word, over a text repeating
+        // it) would read those tokens again, as often as the phrase is long: from there,
+        // every token is read once.
+        if at < read {
+            return occurrence_from(text, separator_before(at), phrase, mode);
+        }
+        match occurrence_at(text, separator_before(at), phrase, mode) {
+            Ok(occurrence) => return Some(occurrence),
+            Err(read_to) => read = read_to,
         }
     }
     // No spelling follows: an occurrence can only hold a letter that folds to an ASCII one.
@@ -706,36 +715,44 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
 }
 
 /// The occurrence of `phrase` that begins with the first token of `text[start..]` (`start` a
-/// token boundary), if there is one.
-fn occurrence_at(text: &str, start: usize, phrase: &[String], mode: TokenizerMode) -> Option<std::ops::Range<usize>> {
+/// token boundary), if there is one; else where the tokens read end.
+fn occurrence_at(
+    text: &str,
+    start: usize,
+    phrase: &[String],
+    mode: TokenizerMode,
+) -> Result<std::ops::Range<usize>, usize> {
     let mut tokens = Tokens::new(&text[start..], mode);
-    let mut range = None;
+    let mut range: Option<std::ops::Range<usize>> = None;
     for term in phrase {
-        let token = tokens.next_ref().filter(|token| token.text == term)?;
-        let from = range.map_or(token.byte_range.start, |r: std::ops::Range<usize>| r.start);
+        let Some(token) = tokens.next_ref() else {
+            return Err(text.len());
+        };
+        if token.text != term {
+            return Err(start + token.byte_range.end);
+        }
+        let from = range.map_or(token.byte_range.start, |r| r.start);
         range = Some(from..token.byte_range.end);
     }
-    range.map(|r| start + r.start..start + r.end)
+    range.map(|r| start + r.start..start + r.end).ok_or(start)
 }
 
 /// The first occurrence of `phrase` in `text[start..]` (`start` a token boundary), reading
-/// every token up to its end.
+/// every token up to its end, once.
 fn occurrence_from(text: &str, start: usize, phrase: &[String], mode: TokenizerMode) -> Option<std::ops::Range<usize>> {
+    if phrase.is_empty() {
+        return None;
+    }
+    let terms = Phrase::new(phrase);
+    let mut matcher = terms.matcher();
     let mut tokens = Tokens::new(&text[start..], mode);
-    // Occurrences begun so far: (first byte, phrase tokens matched). All are as long as the
-    // phrase, so the first to complete is the first to have begun.
-    let mut open: Vec<(usize, usize)> = Vec::new();
+    // Where each of the last `phrase.len()` tokens begins, as a ring by position.
+    let mut begins = vec![0; phrase.len()];
     while let Some(token) = tokens.next_ref() {
-        open.retain_mut(|(_, matched)| {
-            let continues = phrase[*matched] == token.text;
-            *matched += 1;
-            continues
-        });
-        if phrase.first().is_some_and(|first| *first == token.text) {
-            open.push((token.byte_range.start, 1));
-        }
-        if let Some(&(from, _)) = open.iter().find(|(_, matched)| *matched == phrase.len()) {
-            return Some(start + from..start + token.byte_range.end);
+        begins[token.position % phrase.len()] = token.byte_range.start;
+        if matcher.push(terms.slot_of(token.text)) {
+            let first = (token.position + 1 - phrase.len()) % phrase.len();
+            return Some(start + begins[first]..start + token.byte_range.end);
         }
     }
     None
@@ -748,9 +765,11 @@ fn span_tokens(tokens: &[super::tokenizer::Token<'_>], phrase: &[String]) -> Vec
     if len == 0 {
         return spans;
     }
-    for (i, window) in tokens.windows(len).enumerate() {
-        if window.iter().zip(phrase).all(|(t, p)| t.text == p.as_str()) {
-            let (from, to) = (i, i + len - 1);
+    let terms = Phrase::new(phrase);
+    let mut matcher = terms.matcher();
+    for (i, token) in tokens.iter().enumerate() {
+        if matcher.push(terms.slot_of(&token.text)) {
+            let (from, to) = (i + 1 - len, i);
             match spans.last_mut() {
                 Some(last) if from <= last.1 => last.1 = to,
                 _ => spans.push((from, to)),
@@ -1370,6 +1389,32 @@ mod tests {
         }
     }
 
+    /// The first occurrence of `phrase` in `text`, by comparing the phrase with the tokens at
+    /// every position.
+    fn first_window(text: &str, phrase: &[String], mode: TokenizerMode) -> Option<std::ops::Range<usize>> {
+        let tokens = tokenize(text, mode);
+        let at = tokens
+            .windows(phrase.len().max(1))
+            .position(|window| !phrase.is_empty() && window.iter().zip(phrase).all(|(t, p)| t.text == p.as_str()))?;
+        Some(tokens[at].byte_range.start..tokens[at + phrase.len() - 1].byte_range.end)
+    }
+
+    #[test]
+    fn a_phrase_repeating_its_first_word_is_found_where_it_completes() {
+        let mode = TokenizerMode::Unicode61;
+        // "the" 3,999 times then "x", 60 times, then 3,999 times and "y": looked for from each
+        // spelling of "the", this read the 1 MB text 4,000 times over (22 s).
+        let mut text = format!("{}x ", "the ".repeat(3_999)).repeat(60);
+        text.push_str(&"the ".repeat(3_999));
+        text.push('y');
+        let mut phrase = vec!["the".to_owned(); 3_999];
+        phrase.push("y".to_owned());
+        let start = 60 * (3_999 * 4 + 2);
+        assert_eq!(first_occurrence(&text, &phrase, mode), Some(start..text.len()));
+        let tokens = tokenize(&text, mode);
+        assert_eq!(span_tokens(&tokens, &phrase), [(60 * 4_000, 61 * 4_000 - 1)]);
+    }
+
     #[test]
     fn the_first_occurrence_found_by_bytes_is_the_one_every_token_read_finds() {
         // The term in three cases, a start of it, letters that fold to its last one, words
@@ -1381,27 +1426,28 @@ mod tests {
             let mode = TokenizerMode::ALL[round % 2];
             let text: String = (0..next(14)).map(|_| pieces[next(pieces.len())]).collect();
             let tokens: Vec<String> = tokenize(&text, mode).into_iter().map(|t| t.text.into_owned()).collect();
-            let phrase = match (next(3), tokens.len()) {
+            let phrase = match (next(4), tokens.len()) {
                 (0, _) | (_, 0) => vec!["deploy".to_owned()],
                 (1, _) => vec!["deploy".to_owned(), "x1".to_owned()],
+                (2, _) => vec!["deploy".to_owned(); 1 + next(3)],
                 (_, n) => {
                     let from = next(n);
                     tokens[from..n.min(from + 1 + next(3))].to_vec()
                 }
             };
-            let expected = occurrence_from(&text, 0, &phrase, mode);
-            assert_eq!(
-                first_occurrence(&text, &phrase, mode),
-                expected,
-                "{text:?} {phrase:?} {mode:?}"
-            );
+            let expected = first_window(&text, &phrase, mode);
+            let context = || format!("{text:?} {phrase:?} {mode:?}");
+            assert_eq!(occurrence_from(&text, 0, &phrase, mode), expected, "{}", context());
+            assert_eq!(first_occurrence(&text, &phrase, mode), expected, "{}", context());
         }
     }
 
     #[test]
     fn spans_merge_overlapping_occurrences() {
-        let tokens = tokenize("a a a x a", TokenizerMode::Unicode61);
+        let tokens = tokenize("a a a x a a b a a a a", TokenizerMode::Unicode61);
         let phrase = vec!["a".to_owned(), "a".to_owned()];
-        assert_eq!(span_tokens(&tokens, &phrase), [(0, 2)]);
+        assert_eq!(span_tokens(&tokens, &phrase), [(0, 2), (4, 5), (7, 10)]);
+        let phrase = vec!["a".to_owned(), "a".to_owned(), "b".to_owned()];
+        assert_eq!(span_tokens(&tokens, &phrase), [(4, 6)]);
     }
 }
