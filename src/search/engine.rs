@@ -657,6 +657,10 @@ impl Highlight {
     }
 }
 
+/// Tokens the looks from spellings of a phrase's first word may read beyond one per byte
+/// before the rest of the text is read token by token.
+const LOOK_SLACK_TOKENS: usize = 64;
+
 /// The bytes of `text` from the first token of the first occurrence of `phrase` to the end of
 /// its last token, reading tokens only up to there.
 ///
@@ -679,8 +683,8 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
     };
     let (lower, upper) = (first[0].to_ascii_lowercase(), first[0].to_ascii_uppercase());
     // Bytes before `ascii` are known to be ASCII; it only moves as far as the spellings found.
-    // Bytes before `read` were read as tokens by the last look at a spelling.
-    let (mut from, mut ascii, mut read) = (0, 0, 0);
+    // `looked`: tokens read so far from the spellings.
+    let (mut from, mut ascii, mut looked) = (0, 0, 0);
     while let Some(found) = memchr::memchr2(lower, upper, &bytes[from..]) {
         let at = from + found;
         let end = (at + first.len()).min(bytes.len());
@@ -693,16 +697,16 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
         if !bytes[at..end].eq_ignore_ascii_case(first) {
             continue;
         }
-        // The token holding `at` starts after the separator before it. A spelling inside
-        // what the last look read (a phrase repeating its first word, over a text repeating
-        // it) would read those tokens again, as often as the phrase is long: from there,
-        // every token is read once.
-        if at < read {
+        // The token holding `at` starts after the separator before it. Looks that read more
+        // tokens than the text has up to here read some again: a phrase repeating its first
+        // word over a text repeating it reads each token as often as the phrase is long.
+        // From there, every token is read once.
+        if looked > at + LOOK_SLACK_TOKENS {
             return occurrence_from(text, separator_before(at), phrase, mode);
         }
         match occurrence_at(text, separator_before(at), phrase, mode) {
             Ok(occurrence) => return Some(occurrence),
-            Err(read_to) => read = read_to,
+            Err(read) => looked += read,
         }
     }
     // No spelling follows: an occurrence can only hold a letter that folds to an ASCII one.
@@ -715,7 +719,7 @@ fn first_occurrence(text: &str, phrase: &[String], mode: TokenizerMode) -> Optio
 }
 
 /// The occurrence of `phrase` that begins with the first token of `text[start..]` (`start` a
-/// token boundary), if there is one; else where the tokens read end.
+/// token boundary), if there is one; else how many tokens were read.
 fn occurrence_at(
     text: &str,
     start: usize,
@@ -724,17 +728,12 @@ fn occurrence_at(
 ) -> Result<std::ops::Range<usize>, usize> {
     let mut tokens = Tokens::new(&text[start..], mode);
     let mut range: Option<std::ops::Range<usize>> = None;
-    for term in phrase {
-        let Some(token) = tokens.next_ref() else {
-            return Err(text.len());
-        };
-        if token.text != term {
-            return Err(start + token.byte_range.end);
-        }
+    for (read, term) in phrase.iter().enumerate() {
+        let token = tokens.next_ref().filter(|token| token.text == term).ok_or(read + 1)?;
         let from = range.map_or(token.byte_range.start, |r| r.start);
         range = Some(from..token.byte_range.end);
     }
-    range.map(|r| start + r.start..start + r.end).ok_or(start)
+    range.map(|r| start + r.start..start + r.end).ok_or(0)
 }
 
 /// The first occurrence of `phrase` in `text[start..]` (`start` a token boundary), reading

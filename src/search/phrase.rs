@@ -12,6 +12,10 @@ use std::collections::HashMap;
 /// Phrases with more distinct terms than this find a token's term through a hash map.
 pub(crate) const LINEAR_LOOKUP_TERMS: usize = 8;
 
+/// Candidate starts checked one by one, times the phrase's other positions, may reach this
+/// many times the document's last position before its terms are read in order instead.
+const SEARCHES_PER_STEP: usize = 8;
+
 /// A phrase as its distinct terms and, for each of its positions, which term it holds.
 pub(crate) struct Phrase<'p> {
     /// The distinct terms, in the order they first appear.
@@ -90,7 +94,8 @@ impl<'p> Phrase<'p> {
             .filter_map(|p| p.as_ref().last())
             .max()
             .map_or(0, |last| *last as usize + 1);
-        if candidates.len().saturating_mul(rest.len()) <= end {
+        // A check by binary search costs several steps of the automaton.
+        if candidates.len().saturating_mul(rest.len()) <= end.saturating_mul(SEARCHES_PER_STEP) {
             starts.extend(candidates.iter().copied().filter(|start| {
                 rest.iter()
                     .enumerate()
@@ -98,15 +103,15 @@ impl<'p> Phrase<'p> {
             }));
             return;
         }
-        let mut terms = vec![None; end];
+        let mut terms = vec![u32::MAX; end];
         for (slot, list) in positions.iter().enumerate() {
             for &at in list.as_ref() {
-                terms[at as usize] = Some(slot);
+                terms[at as usize] = slot as u32;
             }
         }
         let mut matcher = self.matcher();
         for (at, slot) in terms.into_iter().enumerate() {
-            if matcher.push(slot) {
+            if matcher.push((slot != u32::MAX).then_some(slot as usize)) {
                 starts.push((at + 1 - self.len()) as u32);
             }
         }

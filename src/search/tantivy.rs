@@ -755,12 +755,12 @@ fn holds_enough(phrase: &Phrase<'_>, postings: &[SegmentPostings]) -> bool {
 /// before any position is decoded: spans are disjoint and each holds every position of the
 /// phrase, so no more of them fit than a term's frequency over what one occurrence needs of it.
 fn most_spans(phrase: &Phrase<'_>, postings: &[SegmentPostings]) -> u32 {
-    postings
-        .iter()
-        .zip(&phrase.needed)
-        .map(|(p, &n)| p.term_freq() / n)
-        .min()
-        .unwrap_or(0)
+    let frequencies = postings.iter().map(|p| p.term_freq());
+    if phrase.terms.len() == phrase.len() {
+        // No term repeats: one of each per span.
+        return frequencies.min().unwrap_or(0);
+    }
+    frequencies.zip(&phrase.needed).map(|(f, &n)| f / n).min().unwrap_or(0)
 }
 
 /// The occurrences of `phrase` in the document `postings` are positioned on. `positions` (one
