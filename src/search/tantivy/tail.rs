@@ -96,17 +96,19 @@ impl Tail {
             return;
         };
         let mut starts = Vec::new();
-        for (id, _) in lists[0] {
+        for (id, first) in lists[0] {
             if !keep(*id) {
                 continue;
             }
-            let positions: Option<Vec<&Vec<u32>>> = lists
-                .iter()
+            // The first term's positions are at hand; the others are found by id.
+            let others = lists[1..].iter().map(|list| {
+                let at = list.binary_search_by_key(id, |(d, _)| *d).ok()?;
+                Some(&list[at].1)
+            });
+            let positions: Option<Vec<&Vec<u32>>> = std::iter::once(Some(first))
+                .chain(others)
                 .zip(&phrase.needed)
-                .map(|(list, &needed)| {
-                    let at = list.binary_search_by_key(id, |(d, _)| *d).ok()?;
-                    Some(&list[at].1).filter(|ps| ps.len() >= needed as usize)
-                })
+                .map(|(ps, &needed)| ps.filter(|ps| ps.len() >= needed as usize))
                 .collect();
             let Some(positions) = positions else { continue };
             phrase.starts_among(&positions, &mut starts);
