@@ -475,11 +475,13 @@ impl TantivyProvider {
 
     /// Hands `visit` every document `keep` admits (its id within `bounds`, if given) of the
     /// segments holding all the terms of `phrase`, each as often as the phrase does, with the
-    /// postings of its distinct terms positioned on it. Generic over `visit`, so the
-    /// per-document call of a common word's walk is inlined.
+    /// postings of its distinct terms positioned on it, read as `option` says (positions only
+    /// where they will be asked for). Generic over `visit`, so the per-document call of a
+    /// common word's walk is inlined.
     fn walk(
         &self,
         phrase: &Phrase<'_>,
+        option: IndexRecordOption,
         keep: &impl Fn(DocId) -> bool,
         bounds: Option<IdBounds>,
         mut visit: impl FnMut(DocId, &mut [SegmentPostings]),
@@ -503,7 +505,6 @@ impl TantivyProvider {
                     let Some(info) = inverted.get_term_info(term).map_err(index_failed)? else {
                         break;
                     };
-                    let option = IndexRecordOption::WithFreqsAndPositions;
                     postings.push(
                         inverted
                             .read_postings_from_terminfo(&info, option)
@@ -541,6 +542,9 @@ impl TantivyProvider {
         Ok(())
     }
 }
+
+/// How a phrase's postings are read when its occurrences are asked for.
+const WITH_POSITIONS: IndexRecordOption = IndexRecordOption::WithFreqsAndPositions;
 
 /// One segment index's files: `(name, bytes)`.
 pub type SegmentFiles = Vec<(String, Vec<u8>)>;
@@ -690,7 +694,7 @@ impl SearchProvider for TantivyProvider {
         let Some((keep, bounds)) = self.scope(session) else {
             return Ok(out);
         };
-        self.walk(&terms, &keep, bounds, |id, postings| {
+        self.walk(&terms, WITH_POSITIONS, &keep, bounds, |id, postings| {
             phrase_starts(&terms, postings, &mut positions, &mut starts);
             if !starts.is_empty() {
                 out.push((id, starts.clone()));
@@ -711,27 +715,29 @@ impl SearchProvider for TantivyProvider {
             return Ok(());
         };
         let mut floor = sink.floor();
-        self.walk(&terms, &keep, bounds, |id, postings| {
-            if let ([single], [_]) = (&*postings, &*terms.slots) {
-                // One term: every occurrence is its own span, so the count is the term
-                // frequency, and no position is decoded.
-                let count = single.term_freq();
+        if let [_] = *terms.slots {
+            // One term: every occurrence is its own span, so the count is the term frequency,
+            // and no position is read.
+            self.walk(&terms, IndexRecordOption::WithFreqs, &keep, bounds, |id, postings| {
+                let count = postings[0].term_freq();
                 if count >= floor {
                     sink.found(id, count);
                     floor = sink.floor();
                 }
-                return;
-            }
-            let most = most_spans(&terms, postings);
-            if most < floor || !sink.wanted(id, most) {
-                return;
-            }
-            phrase_starts(&terms, postings, &mut positions, &mut starts);
-            if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
-                sink.found(id, stats.match_count);
-                floor = sink.floor();
-            }
-        })?;
+            })?;
+        } else {
+            self.walk(&terms, WITH_POSITIONS, &keep, bounds, |id, postings| {
+                let most = most_spans(&terms, postings);
+                if most < floor || !sink.wanted(id, most) {
+                    return;
+                }
+                phrase_starts(&terms, postings, &mut positions, &mut starts);
+                if let Some(stats) = merge_spans(&starts, phrase.len() as u32) {
+                    sink.found(id, stats.match_count);
+                    floor = sink.floor();
+                }
+            })?;
+        }
         let mut tail = Vec::new();
         self.tail.phrase_matches(&terms, keep, &mut tail);
         for (id, starts) in tail {
