@@ -141,7 +141,7 @@ impl Vocabulary {
         }
         let mut at = vocabulary_slot(bytes);
         while let Some(word) = self.slots[at] {
-            if word.as_bytes() == bytes {
+            if same_bytes(word.as_bytes(), bytes) {
                 return Some(at);
             }
             at = (at + 1) % VOCABULARY_SLOTS;
@@ -184,6 +184,15 @@ const fn vocabulary_slot(bytes: &[u8]) -> usize {
         ^ (bytes[len / 2] as usize).wrapping_mul(0x1C3)
         ^ (bytes[len - 1] as usize).wrapping_mul(0x61);
     mixed % VOCABULARY_SLOTS
+}
+
+/// Whether two byte strings are equal. Keys and known words are short and compared very often
+/// while parsing; slice equality calls `memcmp`, which in a wasm build compares one byte at a
+/// time behind a call (7% of a load's instructions went there), where this compares four bytes
+/// at a time, inline.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    memchr::arch::all::is_equal(a, b)
 }
 
 const fn const_bytes_eq(a: &[u8], b: &[u8]) -> bool {
@@ -457,7 +466,7 @@ impl JsonObject {
     fn position(&self, key: &[u8]) -> Option<usize> {
         match &self.index {
             Some(index) => index.get(key).copied(),
-            None => self.entries.iter().position(|(k, _)| k.as_wtf8() == key),
+            None => self.entries.iter().position(|(k, _)| same_bytes(k.as_wtf8(), key)),
         }
     }
 
@@ -1083,7 +1092,7 @@ impl Parser<'_> {
             Some(object) => object.assign(key, value).then_some(object.len()),
             None => {
                 let small = &mut members[start..];
-                match small.iter().position(|(k, _)| k.as_wtf8() == key.as_wtf8()) {
+                match small.iter().position(|(k, _)| same_bytes(k.as_wtf8(), key.as_wtf8())) {
                     Some(at) => {
                         small[at].1 = value;
                         None
@@ -1114,7 +1123,7 @@ impl Parser<'_> {
         if let Some(noted) = self
             .noted_keys
             .iter()
-            .position(|noted| noted.as_bytes() == key.as_wtf8())
+            .position(|noted| same_bytes(noted.as_bytes(), key.as_wtf8()))
         {
             self.noted_at[noted] = Some(self.at);
         }
@@ -1137,10 +1146,8 @@ impl Parser<'_> {
         let Some(Open::Object { key, .. }) = open else {
             return false;
         };
-        // Compared a byte at a time: keys are short, and most differ in length or early.
         let key = key.as_wtf8();
-        let same = |elided: &&str| elided.len() == key.len() && elided.bytes().zip(key).all(|(a, b)| a == *b);
-        self.elide.keys.iter().any(same)
+        self.elide.keys.iter().any(|elided| same_bytes(elided.as_bytes(), key))
     }
 
     /// The string at the parser, of a member elided: checked as [`Parser::string`] checks it,
