@@ -19,7 +19,8 @@ use tail::Tail;
 use tantivy::Directory as _;
 use tantivy::directory::RamDirectory;
 use tantivy::postings::{Postings, SegmentPostings};
-use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
+use tantivy::schema::IndexRecordOption::{self, WithFreqs, WithFreqsAndPositions};
+use tantivy::schema::{FAST, Field, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{Token as TantivyToken, TokenStream, Tokenizer};
 use tantivy::{
     DocSet, Index, IndexSettings, InvertedIndexReader, ReloadPolicy, Searcher, SingleSegmentIndexWriter,
@@ -315,7 +316,7 @@ impl TantivyProvider {
         let mut builder = Schema::builder();
         let indexing = TextFieldIndexing::default()
             .set_tokenizer(TOKENIZER)
-            .set_index_option(IndexRecordOption::WithFreqsAndPositions);
+            .set_index_option(WithFreqsAndPositions);
         let text = builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
         let doc = builder.add_u64_field("doc", FAST);
         TantivyProvider {
@@ -543,9 +544,6 @@ impl TantivyProvider {
     }
 }
 
-/// How a phrase's postings are read when its occurrences are asked for.
-const WITH_POSITIONS: IndexRecordOption = IndexRecordOption::WithFreqsAndPositions;
-
 /// One segment index's files: `(name, bytes)`.
 pub type SegmentFiles = Vec<(String, Vec<u8>)>;
 
@@ -694,7 +692,7 @@ impl SearchProvider for TantivyProvider {
         let Some((keep, bounds)) = self.scope(session) else {
             return Ok(out);
         };
-        self.walk(&terms, WITH_POSITIONS, &keep, bounds, |id, postings| {
+        self.walk(&terms, WithFreqsAndPositions, &keep, bounds, |id, postings| {
             phrase_starts(&terms, postings, &mut positions, &mut starts);
             if !starts.is_empty() {
                 out.push((id, starts.clone()));
@@ -709,8 +707,6 @@ impl SearchProvider for TantivyProvider {
             return Ok(());
         }
         let terms = Phrase::new(phrase);
-        let mut starts = Vec::new();
-        let mut positions = vec![Vec::new(); terms.terms.len()];
         let Some((keep, bounds)) = self.scope(session) else {
             return Ok(());
         };
@@ -718,7 +714,7 @@ impl SearchProvider for TantivyProvider {
         if let [_] = *terms.slots {
             // One term: every occurrence is its own span, so the count is the term frequency,
             // and no position is read.
-            self.walk(&terms, IndexRecordOption::WithFreqs, &keep, bounds, |id, postings| {
+            self.walk(&terms, WithFreqs, &keep, bounds, |id, postings| {
                 let count = postings[0].term_freq();
                 if count >= floor {
                     sink.found(id, count);
@@ -726,7 +722,9 @@ impl SearchProvider for TantivyProvider {
                 }
             })?;
         } else {
-            self.walk(&terms, WITH_POSITIONS, &keep, bounds, |id, postings| {
+            let mut starts = Vec::new();
+            let mut positions = vec![Vec::new(); terms.terms.len()];
+            self.walk(&terms, WithFreqsAndPositions, &keep, bounds, |id, postings| {
                 let most = most_spans(&terms, postings);
                 if most < floor || !sink.wanted(id, most) {
                     return;
