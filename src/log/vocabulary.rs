@@ -86,3 +86,33 @@ const VALUES: [&str; 22] = [
 
 /// What a log's lines are parsed with.
 pub(crate) static LOG_VOCABULARY: Vocabulary = Vocabulary::new(&[&KEYS, &KNOWN_EVENT_TYPES, &VALUES]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every word is found at its place, and no string that differs from one only in its
+    /// length or its last byte is (the words are ASCII: flipping a byte's 0x20 bit keeps it so).
+    #[test]
+    fn the_log_vocabulary_finds_its_words_and_nothing_near_them() {
+        let words: Vec<&str> = [&KEYS[..], &KNOWN_EVENT_TYPES[..], &VALUES[..]].concat();
+        let mut places = Vec::new();
+        for word in &words {
+            let place = LOG_VOCABULARY.place(word).unwrap_or_else(|| panic!("{word} is found"));
+            if !places.contains(&place) {
+                places.push(place);
+            }
+        }
+        assert_eq!(places, (0..places.len()).collect::<Vec<_>>(), "places follow the lists");
+        let mut near = Vec::new();
+        for word in &words {
+            near.push(format!("{word}\0"));
+            let (last, rest) = word.as_bytes().split_last().expect("no empty word");
+            near.push(format!("{}{}", String::from_utf8_lossy(rest), char::from(last ^ 0x20)));
+            near.push(String::from_utf8_lossy(rest).into_owned());
+        }
+        for other in near.iter().filter(|other| !words.contains(&other.as_str())) {
+            assert_eq!(LOG_VOCABULARY.place(other), None, "{other:?}");
+        }
+    }
+}
