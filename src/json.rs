@@ -476,7 +476,10 @@ impl JsonObject {
     /// An object of `entries` whose keys are known to be distinct, indexed if it is large.
     fn from_distinct_keys(entries: Vec<(JsString, Json)>) -> JsonObject {
         let mut object = JsonObject { entries, index: None };
-        object.reindex();
+        // Tested here, not called: a parse makes most objects, nearly all small.
+        if object.entries.len() > INDEXED_OBJECT_KEYS {
+            object.reindex();
+        }
         object
     }
 
@@ -1122,6 +1125,8 @@ impl Parser<'_> {
     }
 
     /// Notes where the value of a top-level member starts, if `key` is the one asked for.
+    /// Inlined: asked of every top-level key, it usually compares two lengths.
+    #[inline]
     fn note(&mut self, key: &JsString) {
         if let Some(noted) = self
             .noted_keys
