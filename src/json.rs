@@ -1597,7 +1597,9 @@ mod word {
 
     /// The first byte at or after `from` that `JSON.stringify` escapes (a quote, a backslash
     /// or a control character), `bytes.len()` if none: a vector's or a word's marks tell which
-    /// byte it is, and only the last few bytes are looked at one by one.
+    /// byte it is, and only the last few bytes are looked at one by one. Inlined: a parse asks
+    /// it of every string, most of them a few bytes long.
+    #[inline]
     pub(super) fn escaped(bytes: &[u8], from: usize) -> usize {
         let mut at = from;
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
