@@ -188,6 +188,9 @@ export async function runPackage({ SessionArchive, entries, queries, plan, fallb
   return {
     settledMs,
     loadMs: loaded - start,
+    // The load's start and end by the wall clock (ms since the epoch), to cut a profile of the
+    // whole machine to the load (cpu-profile.mjs).
+    loadWindow: { start: performance.timeOrigin + start, end: performance.timeOrigin + loaded },
     indexMs: indexed - loaded,
     firstResultMs: firstResult - start,
     memory: { wasmStart, wasmLoadBytes: wasmLoaded - wasmStart, wasmIndexBytes: wasmIndexed - wasmLoaded, wasmTotal: wasmIndexed, wasmQueried, wasmPrepared, wasmPeak },
