@@ -216,34 +216,57 @@ export interface BuildIndexOptions {
   builders?: number;
 }
 
+/** What one input held: a ZIP, a lone log, or the entries of a folder given by their paths. */
 export interface InputSummary {
+  /**
+   * The input's label: a ZIP's or a lone log's path; for a folder's entries, the first segment
+   * of their paths when they all share it (`root` for `root/…`), else `entries`.
+   */
   input: string;
+  /** How it was read: `zip`, `entries` or `file`. */
   kind: string;
+  /** Session logs found. */
   logs: number;
+  /** Media files seen (counted, kept out of the corpus). */
   media: number;
+  /** Other files passed over. */
   ignored: number;
+  /** ZIPs inside a ZIP, passed over unopened. */
+  nestedArchives: number;
 }
 
+/** A session the load read: where from, how, and what became of it. */
 export interface LoadedSession {
   sessionId: string;
+  /** The input it came from (as `InputSummary.input`). */
   input: string;
+  /** Its log's path in that input. */
   path: string;
   encoding: 'raw' | 'zstd';
+  /** Events in the log as read, closers added for an interrupted last turn included. */
   events: number;
+  /** Closing events added in memory for an interrupted last turn. */
   syntheticClosers: number;
+  /** Bytes at the end of the log left out as a torn tail. */
   tornBytes: number;
+  /** `replaced`: a longer copy of a session already known; `duplicate`: the known copy kept. */
   outcome: 'added' | 'replaced' | 'duplicate';
 }
 
+/** A log or an input that did not load; the rest of the load goes on without it. */
 export interface LoadFailure {
+  /** The input it belongs to (as `InputSummary.input`). */
   input: string;
+  /** The log's path in that input; empty when the failure is the input's own (a ZIP that cannot be read). */
   path: string;
+  /** The session's id, when its header could be read. */
   sessionId?: string;
   code: SessionLoadErrorCode | 'SESSION_QUERY_SOURCE_CONFLICT';
   message: string;
 }
 
 export interface LoadReport {
+  /** One summary per input: the files given at the top level (ZIPs, lone logs) in path order, then a folder's entries as one. */
   inputs: InputSummary[];
   sessions: LoadedSession[];
   failures: LoadFailure[];

@@ -49,6 +49,20 @@ test('Uint8Array, ArrayBuffer, Blob and File inputs load the same sessions', asy
   for (const r of reports) assert.equal(r, reports[0]);
 });
 
+test('a load report has the fields its types declare, for what loaded and what did not', async () => {
+  const archive = await SessionArchive.create();
+  const notZip = Uint8Array.from([0x50, 0x4b, 3, 4, 0, 0]);
+  const report = await archive.load([{ path: 'sample.zip', bytes: zipBytes }, { path: 'broken.zip', bytes: notZip }]);
+  assert.deepEqual(Object.keys(report).sort(), ['failures', 'inputs', 'sessions']);
+  // In path order, whatever order they were given in.
+  assert.deepEqual(report.inputs.map((i) => [i.input, i.kind]), [['broken.zip', 'zip'], ['sample.zip', 'zip']]);
+  for (const input of report.inputs) assert.deepEqual(Object.keys(input).sort(), ['ignored', 'input', 'kind', 'logs', 'media', 'nestedArchives']);
+  assert.deepEqual(Object.keys(report.sessions[0]).sort(), ['encoding', 'events', 'input', 'outcome', 'path', 'sessionId', 'syntheticClosers', 'tornBytes']);
+  assert.deepEqual(report.failures.map((f) => [f.input, f.path, f.code]), [['broken.zip', '', 'SESSION_LOAD_INVALID_ARCHIVE']]);
+  assert.deepEqual(Object.keys(report.failures[0]).sort(), ['code', 'input', 'message', 'path']);
+  archive.free();
+});
+
 test('a persistence root given as entries loads every session', { skip: !process.env.PKG_ROOT }, async () => {
   const archive = await SessionArchive.create();
   const progress = [];

@@ -38,6 +38,7 @@ export async function everything(zip: ArrayBuffer, file: File): Promise<void> {
   });
   await archive.load(file);
   for (const failure of report.failures) console.log(failure.code, failure.path, failure.sessionId ?? '');
+  for (const input of report.inputs) console.log(input.input, input.kind, input.logs + input.media + input.ignored + input.nestedArchives);
   const sessions: SessionRecord[] = await archive.listSessions();
   const id = sessions[0]?.header.id ?? 'none';
   await archive.filterSessions([{ kind: 'cwd', values: ['/w', null] }, { kind: 'created-at', from: 0 }]);
