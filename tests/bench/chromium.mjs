@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { listFiles } from './lib/measure.mjs';
+import { cpuTimes, listFiles } from './lib/measure.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..', '..');
@@ -60,18 +60,14 @@ await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
  */
 async function quiet() {
   const started = performance.now();
-  const read = () => {
-    const counts = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    return { idle: counts[3] + counts[4], total: counts.reduce((sum, n) => sum + n, 0) };
-  };
   if (!fs.existsSync('/proc/stat')) return 0;
-  const readings = [read()];
+  const readings = [cpuTimes()];
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    readings.push(read());
+    readings.push(cpuTimes());
     if (readings.length > 4) readings.shift();
     const [first, last] = [readings[0], readings[readings.length - 1]];
-    const busy = 1 - (last.idle - first.idle) / Math.max(1, last.total - first.total);
+    const busy = (last.busy - first.busy) / Math.max(1, last.total - first.total);
     const waited = performance.now() - started;
     if ((readings.length === 4 && busy < 0.1) || waited > 10_000) return waited;
   }

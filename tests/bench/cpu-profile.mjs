@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cpuTimes } from './lib/measure.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const { values: argv } = parseArgs({ options: { app: { type: 'string' }, corpus: { type: 'string' }, plan: { type: 'string' }, out: { type: 'string' } } });
@@ -35,13 +36,6 @@ const GROUPS = [
   ['idle', (comm) => comm === 'swapper'],
   ['everything else', () => true],
 ];
-
-/** /proc/stat's first line as busy and total jiffies. */
-function cpuTimes() {
-  const counts = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  const total = counts.reduce((sum, n) => sum + n, 0);
-  return { busy: total - counts[3] - counts[4], total };
-}
 
 /** Runs `command` to its end while reading /proc/stat every 10 ms: the readings, stamped. */
 async function runSampling(command, args) {

@@ -28,3 +28,10 @@ export function listFiles(root, rel = '', out = []) {
 export function peakRss() {
   return process.resourceUsage().maxRSS * 1024;
 }
+
+/** The machine's CPU time so far in jiffies (Linux's /proc/stat): busy, and in all. */
+export function cpuTimes() {
+  const counts = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = counts.reduce((sum, n) => sum + n, 0);
+  return { busy: total - counts[3] - counts[4], total };
+}
