@@ -240,7 +240,7 @@ export interface LoadedSession {
   sessionId: string;
   /** The input it came from (as `InputSummary.input`). */
   input: string;
-  /** Its log's path in that input. */
+  /** Its log's path inside that input; empty for a lone log (the input is the log). */
   path: string;
   encoding: 'raw' | 'zstd';
   /** Events in the log as read, closers added for an interrupted last turn included. */
@@ -257,7 +257,7 @@ export interface LoadedSession {
 export interface LoadFailure {
   /** The input it belongs to (as `InputSummary.input`). */
   input: string;
-  /** The log's path in that input; empty when the failure is the input's own (a ZIP that cannot be read). */
+  /** The log's path inside that input; empty for a lone log, and when the whole input failed (a ZIP that cannot be opened). */
   path: string;
   /** The session's id, when its header could be read. */
   sessionId?: string;

@@ -52,13 +52,15 @@ test('Uint8Array, ArrayBuffer, Blob and File inputs load the same sessions', asy
 test('a load report has the fields its types declare, for what loaded and what did not', async () => {
   const archive = await SessionArchive.create();
   const notZip = Uint8Array.from([0x50, 0x4b, 3, 4, 0, 0]);
-  const report = await archive.load([{ path: 'sample.zip', bytes: zipBytes }, { path: 'broken.zip', bytes: notZip }]);
+  const notLog = Uint8Array.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2]);
+  const report = await archive.load([{ path: 'sample.zip', bytes: zipBytes }, { path: 'lone.jsonl.zst', bytes: notLog }, { path: 'broken.zip', bytes: notZip }]);
   assert.deepEqual(Object.keys(report).sort(), ['failures', 'inputs', 'sessions']);
   // In path order, whatever order they were given in.
-  assert.deepEqual(report.inputs.map((i) => [i.input, i.kind]), [['broken.zip', 'zip'], ['sample.zip', 'zip']]);
+  assert.deepEqual(report.inputs.map((i) => [i.input, i.kind]), [['broken.zip', 'zip'], ['lone.jsonl.zst', 'file'], ['sample.zip', 'zip']]);
   for (const input of report.inputs) assert.deepEqual(Object.keys(input).sort(), ['ignored', 'input', 'kind', 'logs', 'media', 'nestedArchives']);
   assert.deepEqual(Object.keys(report.sessions[0]).sort(), ['encoding', 'events', 'input', 'outcome', 'path', 'sessionId', 'syntheticClosers', 'tornBytes']);
-  assert.deepEqual(report.failures.map((f) => [f.input, f.path, f.code]), [['broken.zip', '', 'SESSION_LOAD_INVALID_ARCHIVE']]);
+  // A path is a log's inside its input: none for an input that failed whole, or that is the log.
+  assert.deepEqual(report.failures.map((f) => [f.input, f.path, f.code]), [['broken.zip', '', 'SESSION_LOAD_INVALID_ARCHIVE'], ['lone.jsonl.zst', '', 'SESSION_LOAD_INVALID_HEADER']]);
   assert.deepEqual(Object.keys(report.failures[0]).sort(), ['code', 'input', 'message', 'path']);
   archive.free();
 });
