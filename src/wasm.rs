@@ -363,6 +363,14 @@ pub fn build_index_segment(job: &[u8]) -> Result<Vec<u8>, JsValue> {
     Ok(crate::api::build_index_segment(job)?)
 }
 
+/// One round of a warm-up (`SessionArchive.warmUp`): loads `log`, a log at `path` as a dropped
+/// folder gives it, into a throwaway archive, so the engine optimises a load's hot functions
+/// before a real load. Throws the load's error unless the log loads whole.
+#[wasm_bindgen(js_name = warmUpRound)]
+pub fn warm_up_round(round: u32, path: &str, log: &[u8]) -> Result<(), JsValue> {
+    Ok(crate::api::warm_up_round(round, path, log)?)
+}
+
 /// The reference text functions (`encodeSessionReferenceUri`, `decodeSessionReferenceUri`,
 /// `formatSessionReferenceMention`, `parseSessionReferenceText`), which need no archive.
 #[wasm_bindgen(js_name = callStatic)]

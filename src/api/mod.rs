@@ -20,12 +20,14 @@ mod directory;
 pub mod methods;
 pub mod options;
 mod staged;
+mod warm_up;
 
 pub use crate::search::tantivy::build_segment as build_index_segment;
 pub use coerce::{Dialect, json_text, method_named, options_text, params_text};
 pub use methods::{AgentArg, Method, ParseContext, Request, call_static};
 pub use options::{ArchiveOptions, LoadCallOptions, PrepareSettings};
 pub use staged::{LoadStep, NeededEntry, read_log_for_transfer};
+pub use warm_up::warm_up_round;
 
 use crate::archive::{Input, LoadOptions};
 use crate::corpus::{Corpus, ListingJob, ListingReport, LoadReport, SessionRecord};
