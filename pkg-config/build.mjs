@@ -11,7 +11,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const [bindgenDir, outDir] = process.argv.slice(2).map((p) => resolve(p));
 if (!bindgenDir || !outDir) throw new Error('usage: build.mjs <wasm-bindgen out dir> <package dir>');
 
-const TEMPLATE = ['package.json', 'README.md', 'index.d.ts', 'worker.d.ts', 'entries', 'lib', 'worker'];
+const TEMPLATE = ['package.json', 'README.md', 'index.d.ts', 'worker.d.ts', 'data', 'entries', 'lib', 'worker'];
 const GLUE = ['dsh_session_search.js', 'dsh_session_search_bg.wasm'];
 
 rmSync(outDir, { recursive: true, force: true });

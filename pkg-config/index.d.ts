@@ -629,8 +629,23 @@ export declare class SessionArchive {
   /** `SESSION_QUERY_INDEX_FAILED` for another corpus, version or tokenizer. */
   importIndex(bytes: SessionBytes): Promise<void>;
 
+  /**
+   * Readies the module for a fast first load while the app is idle (right after `create`,
+   * before the user picks files): loads the package's small warm-up log (`data/`, read on the
+   * first call) a few dozen times, one round a task, so the engine optimises the load's hot
+   * functions first. Stops before its next round once anything else uses the archive, so a
+   * load asked for meanwhile waits one round at most. In workerd it runs no round.
+   */
+  warmUp(): Promise<WarmUpResult>;
+
   /** Releases the wasm memory now; later calls fail with `SESSION_ARCHIVE_CLOSED`. */
   free(): void;
+}
+
+/** What `warmUp` did: its rounds, and whether it ran them all (false: something else used the archive first). */
+export interface WarmUpResult {
+  rounds: number;
+  completed: boolean;
 }
 
 export declare function encodeSessionReferenceUri(sessionId: string): Promise<string>;

@@ -50,6 +50,8 @@ export declare class SessionArchive implements ArchiveMethods {
   buildIndex: ArchiveMethods['buildIndex'];
   exportIndex: ArchiveMethods['exportIndex'];
   importIndex: ArchiveMethods['importIndex'];
+  /** Runs in the archive's worker, so the page's thread stays free. */
+  warmUp: ArchiveMethods['warmUp'];
   /** Ends the worker; later calls fail with `SESSION_ARCHIVE_CLOSED`. */
   free(): void;
 }

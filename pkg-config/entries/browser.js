@@ -28,11 +28,23 @@ const readers = {
   },
 };
 
-const api = createApi(async () => {
-  compiled = await compile(new URL('../wasm/dsh_session_search_bg.wasm', import.meta.url));
-  await init({ module_or_path: compiled });
-  return raw;
-}, typeof Worker === 'function' ? readers : null);
+/** `warmUp`'s log, fetched next to this module when a warm-up first asks for it. */
+async function warmUpLog() {
+  const url = new URL('../data/warm-up.jsonl.zstd', import.meta.url);
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url} answered HTTP ${response.status}`);
+  return response.arrayBuffer();
+}
+
+const api = createApi(
+  async () => {
+    compiled = await compile(new URL('../wasm/dsh_session_search_bg.wasm', import.meta.url));
+    await init({ module_or_path: compiled });
+    return raw;
+  },
+  typeof Worker === 'function' ? readers : null,
+  warmUpLog,
+);
 
 export const {
   SessionArchive,

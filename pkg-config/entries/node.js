@@ -1,5 +1,6 @@
 // Node, Deno and Bun: the .wasm is read from the package's own folder on first use.
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import * as raw from '../wasm/dsh_session_search.js';
@@ -23,11 +24,16 @@ const readers = {
 };
 
 let compiled;
-const api = createApi(() => {
-  compiled = new WebAssembly.Module(readFileSync(new URL('../wasm/dsh_session_search_bg.wasm', import.meta.url)));
-  raw.initSync({ module: compiled });
-  return raw;
-}, readers);
+const api = createApi(
+  () => {
+    compiled = new WebAssembly.Module(readFileSync(new URL('../wasm/dsh_session_search_bg.wasm', import.meta.url)));
+    raw.initSync({ module: compiled });
+    return raw;
+  },
+  readers,
+  // `warmUp`'s log, read from the package's folder when a warm-up first asks for it.
+  () => readFile(new URL('../data/warm-up.jsonl.zstd', import.meta.url)),
+);
 
 export const {
   SessionArchive,

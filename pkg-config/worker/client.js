@@ -14,7 +14,7 @@ const METHODS = [
   'traceSession', 'traceEvent', 'readTitle', 'readTitleSnapshots', 'filterEvents', 'listDocuments',
   'searchSessions', 'searchEvents', 'addLive', 'appendLive', 'listCandidates', 'prepare',
   'buildIndex', 'exportIndex', 'importIndex', 'encodeSessionReferenceUri', 'decodeSessionReferenceUri',
-  'formatSessionReferenceMention', 'parseSessionReferenceText',
+  'formatSessionReferenceMention', 'parseSessionReferenceText', 'warmUp',
 ];
 
 /**

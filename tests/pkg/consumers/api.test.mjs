@@ -274,6 +274,28 @@ test('searches while buildIndex runs do not wait for it, answer as the finished 
   plain.free();
 });
 
+test('warmUp runs its rounds while idle, stops for a load asked for meanwhile, and adds nothing', async () => {
+  const idle = await SessionArchive.create();
+  const warmed = await idle.warmUp();
+  assert.equal(warmed.completed, true);
+  assert.ok(warmed.rounds >= 10, `${warmed.rounds} rounds`);
+  assert.deepEqual(await idle.listSessions(), [], 'the built-in log is not in the archive');
+  idle.free();
+  await rejects(idle.warmUp(), SessionArgumentError, 'SESSION_ARCHIVE_CLOSED');
+
+  const busy = await SessionArchive.create();
+  const warming = busy.warmUp();
+  const report = await busy.load([{ path: 'sample.zip', bytes: zipBytes }]);
+  const stopped = await warming;
+  assert.equal(stopped.completed, false, 'a load stops the warm-up');
+  assert.ok(stopped.rounds <= 1, `${stopped.rounds} rounds ran beside the load`);
+  const plain = await SessionArchive.create();
+  assert.deepEqual(report, await plain.load([{ path: 'sample.zip', bytes: zipBytes }]), 'the load is reported as without a warm-up');
+  assert.deepEqual(await busy.listSessions(), await plain.listSessions());
+  busy.free();
+  plain.free();
+});
+
 test('use after free is SESSION_ARCHIVE_CLOSED, never a wasm error', async () => {
   const archive = await loaded();
   const index = await archive.exportIndex();
