@@ -9,6 +9,9 @@ import { IndexStore } from './store.js';
 export class Engine {
   static async create() {
     const archive = await SessionArchive.create();
+    // While the page waits for files, the worker gets the load's code optimised, so a first
+    // load runs at full speed from its start; any call the viewer makes stops the warm-up.
+    archive.warmUp().catch((error) => console.warn('dsh-session-search warm-up:', error));
     return new Engine(archive);
   }
 
