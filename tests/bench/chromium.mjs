@@ -14,8 +14,8 @@ import { cpuTimes, listFiles } from './lib/measure.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..', '..');
-const { values: argv } = parseArgs({ options: { app: { type: 'string' }, corpus: { type: 'string' }, plan: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string', default: '5' }, reps: { type: 'string', default: '5' }, timeout: { type: 'string', default: '1800' } } });
-if (!argv.app || !argv.corpus || !argv.plan || !argv.out) { console.error('usage: node chromium.mjs --app DIR --corpus DIR --plan PLAN.json --out FILE.json [--runs N] [--reps N]'); process.exit(2); }
+const { values: argv } = parseArgs({ options: { app: { type: 'string' }, corpus: { type: 'string' }, plan: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string', default: '5' }, reps: { type: 'string', default: '5' }, timeout: { type: 'string', default: '1800' }, warm: { type: 'boolean', default: false } } });
+if (!argv.app || !argv.corpus || !argv.plan || !argv.out) { console.error('usage: node chromium.mjs --app DIR --corpus DIR --plan PLAN.json --out FILE.json [--runs N] [--reps N] [--warm]'); process.exit(2); }
 // Cross-origin isolation: Chromium's performance.now() then ticks in 5 µs instead of 100 µs.
 const ISOLATED = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' };
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
@@ -84,14 +84,15 @@ try {
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });
   await page.exposeFunction('benchSettle', quiet);
-  const url = `http://127.0.0.1:${server.address().port}/bench/web/index.html?runs=${argv.runs}&reps=${argv.reps}`;
+  const url = `http://127.0.0.1:${server.address().port}/bench/web/index.html?runs=${argv.runs}&reps=${argv.reps}${argv.warm ? '&warm=1' : ''}`;
   await page.goto(url);
   await page.waitForFunction(() => window.__bench !== undefined, null, { timeout: Number(argv.timeout) * 1000, polling: 500 });
   const { result, error } = await page.evaluate(() => window.__bench);
   if (error) throw new Error(`chromium: ${error}`);
   if (problems.length) throw new Error(`chromium: ${problems.join(' | ')}`);
   fs.writeFileSync(argv.out, JSON.stringify(result) + '\n');
-  console.log(`pkg/chromium: load ${result.loadMs.toFixed(0)} ms (after ${result.settledMs.toFixed(0)} ms settling), index ${result.indexMs.toFixed(0)} ms, first result ${result.firstResultMs.toFixed(0)} ms, p50 ${result.latency.all.p50?.toFixed(3) ?? "–"} ms, prepare ${result.prepare.one.ms.p50.toFixed(1)} / ${result.prepare.three.ms.p50.toFixed(1)} ms, appendLive ${result.appendLive.totalMs.p50.toFixed(1)} ms, wasm ${(result.memory.wasmPeak / 1e6).toFixed(0)} MB`);
+  const warmed = result.warmUp ? `warm-up ${result.warmUp.ms.toFixed(0)} ms (${result.warmUp.rounds} rounds), ` : '';
+  console.log(`${result.engine}: ${warmed}load ${result.loadMs.toFixed(0)} ms (after ${result.settledMs.toFixed(0)} ms settling), index ${result.indexMs.toFixed(0)} ms, first result ${result.firstResultMs.toFixed(0)} ms, p50 ${result.latency.all.p50?.toFixed(3) ?? "–"} ms, prepare ${result.prepare.one.ms.p50.toFixed(1)} / ${result.prepare.three.ms.p50.toFixed(1)} ms, appendLive ${result.appendLive.totalMs.p50.toFixed(1)} ms, wasm ${(result.memory.wasmPeak / 1e6).toFixed(0)} MB`);
 } finally {
   await browser.close();
   server.close();

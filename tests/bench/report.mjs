@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 const { values: argv, positionals: tiers } = parseArgs({ allowPositionals: true, options: { json: { type: 'string' }, 'checks-only': { type: 'boolean', default: false } } });
 if (tiers.length === 0) { console.error('usage: node report.mjs TIER_DIR... [--json SUMMARY.json] [--checks-only]'); process.exit(2); }
 
-const ENGINE_ORDER = ['dsh/sqlite', 'native/tantivy', 'native/sqlite', 'pkg/node', 'pkg/chromium'];
+const ENGINE_ORDER = ['dsh/sqlite', 'native/tantivy', 'native/sqlite', 'pkg/node', 'pkg/chromium', 'pkg/chromium-warm'];
 const MB = (b) => (b == null ? '–' : `${(b / 1e6).toFixed(0)} MB`);
 const ms = (x) => (x == null ? '–' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
 const pad = (s, n, left = false) => (left ? String(s).padEnd(n) : String(s).padStart(n));
@@ -33,6 +33,7 @@ function canon(v) {
 
 /** The per-round scalars the report aggregates; `null` where an engine has no such step. */
 const METRICS = {
+  warmUpMs: ['warm-up', (r) => r.warmUp?.ms, ms],
   ingestMs: ['ingest', (r) => r.loadMs, ms],
   indexMs: ['index', (r) => r.indexMs, ms],
   firstResultMs: ['first result', (r) => r.firstResultMs, ms],

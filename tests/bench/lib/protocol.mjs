@@ -153,10 +153,18 @@ export async function runAppendLive({ api, plan, reps }) {
  * module's wasm memory in bytes (it only grows, so the last reading is the peak; it is also read
  * after each phase, so the peak can be told apart by what raised it). `settle()`, if given, is
  * awaited between creating the archive and loading it, and resolves to the milliseconds it
- * waited (chromium.mjs: until the browser's own start-up work is over).
+ * waited (chromium.mjs: until the browser's own start-up work is over). With `warmUp`, the
+ * archive is warmed up (`warmUp()`) right after it is created, as an app does while idle, and
+ * the settling that follows waits for the engine's compiles it started.
  */
-export async function runPackage({ SessionArchive, entries, queries, plan, fallbackSession, runs, reps, memory, settle }) {
+export async function runPackage({ SessionArchive, entries, queries, plan, fallbackSession, runs, reps, memory, settle, warmUp = false }) {
   const archive = await SessionArchive.create();
+  let warmed;
+  if (warmUp) {
+    const t = performance.now();
+    warmed = { ...(await archive.warmUp()), ms: performance.now() - t };
+    if (!warmed.completed) throw new Error(`the warm-up stopped early: ${JSON.stringify(warmed)}`);
+  }
   const wasmStart = await memory();
   const settledMs = settle === undefined ? 0 : await settle();
   const start = performance.now();
@@ -186,6 +194,7 @@ export async function runPackage({ SessionArchive, entries, queries, plan, fallb
   const wasmPeak = await memory();
   archive.free();
   return {
+    warmUp: warmed,
     settledMs,
     loadMs: loaded - start,
     // The load's start and end by the wall clock (ms since the epoch), to cut a profile of the

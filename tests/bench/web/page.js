@@ -33,8 +33,9 @@ async function main() {
     memory,
     // Exposed by chromium.mjs: resolves once the machine is quiet.
     settle: typeof window.benchSettle === 'function' ? () => window.benchSettle() : undefined,
+    warmUp: settings.warm === '1',
   });
-  return { engine: 'pkg/chromium', events: manifest.events, textBytes: manifest.textBytes, userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated, ...result };
+  return { engine: settings.warm === '1' ? 'pkg/chromium-warm' : 'pkg/chromium', events: manifest.events, textBytes: manifest.textBytes, userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated, ...result };
 }
 
 main().then((result) => { window.__bench = { result }; }, (error) => { window.__bench = { error: String(error.stack || error) }; });
