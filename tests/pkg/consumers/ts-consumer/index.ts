@@ -26,10 +26,13 @@ import {
   type SourceReport,
   type SessionSurfaceSnapshot,
   type SpillRequest,
+  type WarmUpResult,
 } from 'dsh-session-search';
 
 export async function everything(zip: ArrayBuffer, file: File): Promise<void> {
   const archive = await SessionArchive.create({ tokenizer: 'cjk', limits: { maxDecompressedBytes: 1 << 26, maxArchiveEntries: 10 } });
+  const warmed: WarmUpResult = await archive.warmUp();
+  console.log(warmed.rounds, warmed.completed);
   const controller = new AbortController();
   const report: LoadReport = await archive.load([{ path: 'a.zip', bytes: zip }, { path: 'root/p/s/session.jsonl', bytes: new Uint8Array(0) }, file], {
     strict: false,
