@@ -90,8 +90,10 @@ run_engine() {
     native-tantivy) "$NATIVE" "$corpus" "$plan" tantivy "$RUNS" "$REPS" "$out" ;;
     native-sqlite) "$NATIVE" "$corpus" "$plan" sqlite "$RUNS" "$REPS" "$out" ;;
     pkg-node) "${PIN[@]}" "$NODE" "$HERE/pkg-node.mjs" --app "$APP" --corpus "$corpus" --plan "$plan" --out "$out" --runs "$RUNS" --reps "$REPS" ;;
-    pkg-chromium) "${PIN[@]}" "$NODE" "$HERE/chromium.mjs" --app "$APP" --corpus "$corpus" --plan "$plan" --out "$out" --runs "$RUNS" --reps "$REPS" ;;
-    pkg-chromium-warm) "${PIN[@]}" "$NODE" "$HERE/chromium.mjs" --app "$APP" --corpus "$corpus" --plan "$plan" --out "$out" --runs "$RUNS" --reps "$REPS" --warm ;;
+    pkg-chromium | pkg-chromium-warm)
+      local warm=()
+      if [[ $engine == pkg-chromium-warm ]]; then warm=(--warm); fi
+      "${PIN[@]}" "$NODE" "$HERE/chromium.mjs" --app "$APP" --corpus "$corpus" --plan "$plan" --out "$out" --runs "$RUNS" --reps "$REPS" "${warm[@]}" ;;
     *) echo "unknown engine $engine" >&2; return 2 ;;
   esac
 }

@@ -10,6 +10,8 @@ const json = async (url) => (await fetch(url)).json();
 async function main() {
   const [files, queries, plan, manifest] = await Promise.all(['/corpus/files.json', '/corpus/queries.json', '/plan.json', '/corpus/manifest.json'].map(json));
   const settings = Object.fromEntries(new URL(location.href).searchParams);
+  // chromium.mjs --warm: the archive is warmed up after create (the engine pkg/chromium-warm).
+  const warm = settings.warm === '1';
   // A dropped folder: every file with its path under the folder's name.
   const entries = await Promise.all(files.map(async (path) => ({ path: `root/${path}`, bytes: await (await fetch(`/corpus/root/${path}`)).blob() })));
   const worker = new Worker('/bench/web/worker.js', { type: 'module', name: 'dsh-session-search' });
@@ -33,9 +35,9 @@ async function main() {
     memory,
     // Exposed by chromium.mjs: resolves once the machine is quiet.
     settle: typeof window.benchSettle === 'function' ? () => window.benchSettle() : undefined,
-    warmUp: settings.warm === '1',
+    warmUp: warm,
   });
-  return { engine: settings.warm === '1' ? 'pkg/chromium-warm' : 'pkg/chromium', events: manifest.events, textBytes: manifest.textBytes, userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated, ...result };
+  return { engine: warm ? 'pkg/chromium-warm' : 'pkg/chromium', events: manifest.events, textBytes: manifest.textBytes, userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated, ...result };
 }
 
 main().then((result) => { window.__bench = { result }; }, (error) => { window.__bench = { error: String(error.stack || error) }; });
