@@ -279,7 +279,7 @@ test('warmUp runs its rounds while idle, stops for a load asked for meanwhile, a
   const warmed = await idle.warmUp();
   assert.equal(warmed.completed, true);
   assert.ok(warmed.rounds >= 10, `${warmed.rounds} rounds`);
-  assert.deepEqual(await idle.listSessions(), [], 'the built-in log is not in the archive');
+  assert.deepEqual(await idle.listSessions(), [], 'the warm-up log is not in the archive');
   idle.free();
   await rejects(idle.warmUp(), SessionArgumentError, 'SESSION_ARCHIVE_CLOSED');
 
