@@ -115,7 +115,7 @@ pub(super) fn scan_session(
     let events = &source.log.events;
     // Made once: every run, event and document of the session is held to them.
     let term = TermProbe::new(longest);
-    let printed = term.clone().map(for_printed_events);
+    let printed = term.clone().map(TermProbe::for_printed_events);
     let may_hold = |text: &str| printed.as_ref().is_none_or(|probe| probe.may_hold(text));
     // A run's covering text first, then its events one by one where it may hold the term.
     let candidates = text_runs(events)
@@ -137,16 +137,6 @@ pub(super) fn scan_session(
     if scanned.matches.len() > before {
         scanned.records.insert(session, source.record());
     }
-}
-
-/// `term`'s probe made for an event's printed text, where it tells whether the event may have
-/// a document holding the token, so that its text is worth extracting. The printed event is
-/// `JSON.stringify`'s text, which never escapes a letter or digit: a run of them in a
-/// document's text (which joins strings of the event, and words that are its values) is a run
-/// of the printed text too. Only a `\u` escape, which a log written by other hands may use for
-/// anything, could hide one, so the probe also says "may" of any.
-fn for_printed_events(term: TermProbe<'_>) -> TermProbe<'_> {
-    term.or_pair(*b"\\u")
 }
 
 /// How many merged spans `phrase` makes in `text` ([`merge_spans`], as the index counts

@@ -4,7 +4,7 @@
 
 use crate::zstd_frame;
 use dsh_session_search::json::{Json, ParseLimits};
-use dsh_session_search::search::tokenizer::may_contain_token;
+use dsh_session_search::search::tokenizer::{may_contain_token, printed_event_may_contain_token};
 use dsh_session_search::wasm::{WasmArchive, call_static_method, methods};
 use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
@@ -541,19 +541,35 @@ fn strings_parse_with_an_escape_at_every_offset() {
     }
 }
 
-/// A look for a term through unindexed text finds it, and what folding may turn into ASCII,
-/// at every place of a vector, a word and the tail (sixteen places at a time with wasm SIMD,
-/// then eight, then one by one), and passes over text holding neither.
+/// A look for a term through unindexed text finds it, and what folding may turn into ASCII
+/// (and, in an event's printed JSON, a `\u` escape), at every place of a vector, a word and
+/// the tail (sixteen places at a time with wasm SIMD, then eight, then one by one), and passes
+/// over text holding none of them.
 #[wasm_bindgen_test]
 fn a_term_is_found_at_every_offset() {
     for len in 0..48 {
         let plain = "x".repeat(len);
         assert!(!may_contain_token(&plain, "term"), "{plain}");
+        assert!(!printed_event_may_contain_token(&plain, "term"), "{plain}");
         for at in 0..=len {
             let (before, after) = ("x".repeat(at), "y".repeat(len - at));
-            for (inserted, may) in [("TeRm", true), ("é", true), ("語", false), ("teR", false)] {
+            let cases = [
+                ("TeRm", true),
+                ("é", true),
+                ("語", false),
+                ("teR", false),
+                ("\\", false),
+                ("\\u", false),
+            ];
+            for (inserted, may) in cases {
                 let text = format!("{before}{inserted}{after}");
                 assert_eq!(may_contain_token(&text, "term"), may, "{text}");
+                let escape = inserted == "\\u";
+                assert_eq!(
+                    printed_event_may_contain_token(&text, "term"),
+                    may || escape,
+                    "printed {text}"
+                );
             }
         }
     }
