@@ -43,7 +43,7 @@ COMPONENT_DIR := target/component
 COMPONENT := $(COMPONENT_DIR)/dsh_session_search.wasm
 WASM_TOOLS_VERSION := 1.263.0
 
-.PHONY: help serve www-deps cli-debug test setup wasm-cc fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component wasm-tools bench bench-lazy bench-large bench-smoke fuzz fuzz-tools fuzz-smoke fuzz-smoke-build fuzz-seeds warm-up-log clean
+.PHONY: help serve www-deps chromium cli-debug test setup wasm-cc fmt-check lint test-native test-wasm test-e2e test-e2e-large oracle test-differential pkg test-pkg pkg-tools component test-component wasm-tools bench bench-lazy bench-large bench-smoke fuzz fuzz-tools fuzz-smoke fuzz-smoke-build fuzz-seeds warm-up-log clean
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -73,7 +73,9 @@ test: ## Run every test (installs what it lacks).
 	$(MAKE) -j2 --output-sync=target component fuzz-smoke-build wasm-tools
 	$(MAKE) test-component bench-smoke fuzz-smoke
 
-setup: wasm-cc ## Install the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
+setup: wasm-cc ## Install rustfmt, clippy, the wasm target, wasm-bindgen CLI and the oracle's Node packages if missing.
+	@rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+	@rustup component list --installed | grep -q '^clippy' || rustup component add clippy
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@$(WASM_BINDGEN_INSTALL)
 	@tests/oracle/run.sh --install-only
@@ -99,11 +101,15 @@ test-wasm: | wasm-cc ## Build for wasm32 and run the wasm tests under Node.
 	cargo build --lib --no-default-features --target $(WASM_TARGET)
 	WASM_BINDGEN_TEST_ONLY_NODE=1 cargo test --no-default-features --target $(WASM_TARGET) --test integration
 
-test-e2e: www-deps cli-debug ## Drive the viewer in Debian's Chromium (playwright-core; no browser download); screenshots in target/e2e/.
+test-e2e: www-deps cli-debug | chromium ## Drive the viewer in Debian's Chromium (playwright-core; no browser download); screenshots in target/e2e/.
 	node --test --test-concurrency=1 www/tests/viewer.test.mjs
 
-test-e2e-large: www-deps ## Load a generated 100,000-event archive in the viewer: progress every <= 250 ms, no long task > 100 ms (at the reference speed, scaled on a slower machine).
+test-e2e-large: www-deps | chromium ## Load a generated 100,000-event archive in the viewer: progress every <= 250 ms, no long task > 100 ms (at the reference speed, scaled on a slower machine).
 	node --test www/tests/large.test.mjs
+
+chromium: ## Install Debian's Chromium (the browser tests drive it) and CJK fonts (so CJK titles render in screenshots), if missing.
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@dpkg -s fonts-noto-cjk >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk; }
 
 cli-debug: ## Build the command line (debug, as test-native builds it): the e2e tests' native answers.
 	cargo build --bin dsh-session-search
@@ -138,9 +144,8 @@ $(PKG_TOOLS): tests/pkg/package.json tests/pkg/package-lock.json
 	cd tests/pkg && npm install --no-audit --no-fund --ignore-scripts
 	@touch $@
 
-test-pkg: pkg pkg-tools ## Install the packed tarball into consumer projects and use it in Node 20/24, Deno, Bun, workerd, Chromium (page + worker) and a vite build.
+test-pkg: pkg pkg-tools | chromium ## Install the packed tarball into consumer projects and use it in Node 20/24, Deno, Bun, workerd, Chromium (page + worker) and a vite build.
 	@tests/oracle/run.sh --install-only
-	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@[ -d $(ORACLE_DIR)/logs/search ] || $(MAKE) oracle
 	node tests/pkg/run.mjs $(PKG_TARBALL) --oracle $(ORACLE_DIR)
 
