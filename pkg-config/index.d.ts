@@ -632,8 +632,9 @@ export declare class SessionArchive {
   /**
    * Readies the module for a fast first load while the app is idle (right after `create`,
    * before the user picks files): loads the package's small warm-up log (`data/`, read on the
-   * first call) a few dozen times, one round a task, so the engine optimises the load's hot
-   * functions first. Stops before its next round once anything else uses the archive, so a
+   * first call) a few dozen times, one round a task, and searches it now and then while its
+   * index builds, so the engine optimises the hot functions of a load and of a first search
+   * first. Stops before its next round once anything else uses the archive, so a
    * load asked for meanwhile waits one round at most. In workerd it runs no round.
    */
   warmUp(): Promise<WarmUpResult>;
