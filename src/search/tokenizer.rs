@@ -466,16 +466,20 @@ pub fn printed_event_may_contain_token(printed: &str, term: &str) -> bool {
 /// at a time with wasm SIMD, else eight ([`crate::word`]), the rest one by one: for the term,
 /// whether its two rarest bytes are both where they would be (compared with bit 5 set, which
 /// folds an upper-case letter onto its lower case and is already set in a digit; other bytes it
-/// only turns into more candidates); then optionally for [`TermProbe::or_pair`]'s two bytes; then, in a text
-/// that is not all ASCII, for a lead byte of what folding may turn into ASCII. Only a word
-/// with a candidate is looked at place by place. (One pass testing all three at once was
-/// slower in wasm: too many words live at a time. One loop shared by the three, given each
-/// word test as a closure, cost 9% more instructions natively, so each keeps its own.)
+/// only turns into more candidates); then, in a probe for printed events
+/// ([`TermProbe::for_printed_events`]), for a `\u`; then, in a text that is not all ASCII, for
+/// a lead byte of what folding may turn into ASCII. Only a word with a candidate is looked at
+/// place by place. (One pass testing all three at once was slower in wasm: too many words live
+/// at a time; with wasm SIMD vectors it was no faster over the 100k bench corpus in Node. One
+/// loop shared by the three, given each word test as a closure, cost 9% more instructions
+/// natively, so each keeps its own.)
 #[derive(Clone, Debug)]
 pub(crate) struct TermProbe<'t> {
     term: &'t [u8],
     /// The places in `term` of its two rarest bytes (the same place twice for one byte).
     rare: [usize; 2],
+    /// Two bytes whose pair also makes a text one that may hold the term (a printed event's
+    /// `\u`), if any.
     pair: Option<[u8; 2]>,
 }
 
@@ -496,14 +500,6 @@ impl<'t> TermProbe<'t> {
         })
     }
 
-    /// The probe that also says "may" of a text holding the bytes `pair` one after the other.
-    pub(crate) fn or_pair(self, pair: [u8; 2]) -> TermProbe<'t> {
-        TermProbe {
-            pair: Some(pair),
-            ..self
-        }
-    }
-
     /// The probe made for an event's printed text, where it tells whether the event may have
     /// a document holding the token, so that its text is worth extracting. The printed event is
     /// `JSON.stringify`'s text, which never escapes a letter or digit: a run of them in a
@@ -511,7 +507,10 @@ impl<'t> TermProbe<'t> {
     /// run of the printed text too. Only a `\u` escape, which a log written by other hands may
     /// use for anything, could hide one, so the probe also says "may" of any.
     pub(crate) fn for_printed_events(self) -> TermProbe<'t> {
-        self.or_pair(*b"\\u")
+        TermProbe {
+            pair: Some(*b"\\u"),
+            ..self
+        }
     }
 
     /// Whether `text` may hold the term as a token (or holds the pair).
