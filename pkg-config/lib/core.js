@@ -983,9 +983,9 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
      * `create`, before the user picks files): loads the package's small warm-up log into a
      * throwaway archive a few dozen times, one round a task (every fourth one also searches
      * it while its index builds, as an app's first search does), so the engine has optimised
-     * the load's and that search's hot functions before a real load needs them. Stops before its next round once
-     * anything else uses this archive, so a load asked for meanwhile waits one round at most
-     * (a few ms). Resolves to `{rounds, completed}`; where the entry has no way to the log
+     * the load's and that search's hot functions before a real load needs them. Stops before
+     * its next round once anything else uses this archive, so a load asked for meanwhile
+     * waits one round at most (a few ms). Resolves to `{rounds, completed}`; where the entry has no way to the log
      * (workerd), to `{rounds: 0, completed: false}`.
      */
     async warmUp() {

@@ -49,7 +49,7 @@ APP="$OUT/app"
 PIN=(env LC_ALL=en_US.UTF-8 LANG=en_US.UTF-8 TZ=UTC)
 
 "$REPO/tests/oracle/run.sh" --install-only
-command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+make -C "$REPO" --no-print-directory chromium
 mkdir -p "$OUT"
 
 # The corpora, cached by their parameters and the generator's sources; generated (one core,
