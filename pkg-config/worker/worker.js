@@ -101,8 +101,17 @@ async function run(message) {
   }
 }
 
-self.addEventListener('message', async (event) => {
+self.addEventListener('message', (event) => {
   const message = event.data;
+  // The requests a page made in one task (client.js) start here in one task too, in order.
+  if (message.op === 'batch') {
+    for (const request of message.requests) handle(request);
+  } else {
+    handle(message);
+  }
+});
+
+async function handle(message) {
   if (message.op === 'abort') {
     controllers.get(message.id)?.abort();
     return;
@@ -138,4 +147,4 @@ self.addEventListener('message', async (event) => {
   } finally {
     controllers.delete(message.id);
   }
-});
+}
