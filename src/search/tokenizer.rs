@@ -467,8 +467,9 @@ pub fn printed_event_may_contain_token(printed: &str, term: &str) -> bool {
 /// whether its two rarest bytes are both where they would be (compared with bit 5 set, which
 /// folds an upper-case letter onto its lower case and is already set in a digit; other bytes it
 /// only turns into more candidates); then, in a probe for printed events
-/// ([`TermProbe::for_printed_events`]), for a `\u`; then, in a text that is not all ASCII, for
-/// a lead byte of what folding may turn into ASCII. Only a word with a candidate is looked at
+/// ([`TermProbe::for_printed_events`]), for a `\u` (the same pass tells whether the text is all
+/// ASCII); then, in a text that is not all ASCII, for a lead byte of what folding may turn into
+/// ASCII. Only a word with a candidate is looked at
 /// place by place. (One pass testing all three at once was slower in wasm: too many words live
 /// at a time; with wasm SIMD vectors it was no faster over the 100k bench corpus in Node. One
 /// loop shared by the three, given each word test as a closure, cost 9% more instructions
@@ -516,9 +517,17 @@ impl<'t> TermProbe<'t> {
     /// Whether `text` may hold the term as a token (or holds the pair).
     pub(crate) fn may_hold(&self, text: &str) -> bool {
         let bytes = text.as_bytes();
-        self.holds_term(bytes)
-            || self.pair.is_some_and(|pair| holds_pair(bytes, pair))
-            || (!is_ascii(bytes) && may_fold_into_ascii(bytes))
+        if self.holds_term(bytes) {
+            return true;
+        }
+        let ascii = match self.pair {
+            Some(pair) => match look_for_pair(bytes, pair) {
+                PairLook::Found => return true,
+                PairLook::Absent { ascii } => ascii,
+            },
+            None => is_ascii(bytes),
+        };
+        !ascii && may_fold_into_ascii(bytes)
     }
 
     /// Whether `bytes` holds the term but for case.
@@ -561,35 +570,57 @@ impl<'t> TermProbe<'t> {
     }
 }
 
+/// What [`look_for_pair`] found.
+enum PairLook {
+    /// The pair.
+    Found,
+    /// Not the pair; and whether every byte is ASCII.
+    Absent { ascii: bool },
+}
+
 /// Whether `bytes` holds `pair`'s two bytes one after the other, sixteen places at a time with
 /// wasm SIMD, then eight (each compared exactly, so a vector or word with a hit holds the
-/// pair). Over the 100k bench corpus in Node, a search during the index build, which looks
-/// through 105 MB of printed events, took 47-50 ms against 52-57 at eight places at a time
-/// (six runs each).
-fn holds_pair(bytes: &[u8], pair: [u8; 2]) -> bool {
+/// pair); and if not, whether they are all ASCII. With wasm SIMD one pass tells both, the bytes
+/// it loads gathered for their high bits meanwhile: a probe for printed events asks both of
+/// every text it passes. Over the 100k bench corpus in Node, a search during the index build,
+/// which looks through 105 MB of printed events, took 47-50 ms against 52-57 at eight places
+/// at a time (six runs each); with the ASCII test in the same pass, 46-48 ms against 48-51
+/// (after the first search of a process; six processes each).
+fn look_for_pair(bytes: &[u8], pair: [u8; 2]) -> PairLook {
     use crate::word::{has_zero, load, splat};
-    let mut at = 0;
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        use std::arch::wasm32::{u8x16_eq, u8x16_splat, v128_and, v128_any_true};
+    let (mut at, ascii) = {
+        use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, v128_and, v128_any_true, v128_or};
         let (first, second) = (u8x16_splat(pair[0]), u8x16_splat(pair[1]));
+        let (mut at, mut high) = (0, u8x16_splat(0));
         while let (Some(here), Some(next)) = (
             crate::word::load_vector(bytes, at),
             crate::word::load_vector(bytes, at + 1),
         ) {
             if v128_any_true(v128_and(u8x16_eq(here, first), u8x16_eq(next, second))) {
-                return true;
+                return PairLook::Found;
             }
+            high = v128_or(high, here);
             at += 16;
         }
-    }
+        (at, u8x16_bitmask(high) == 0)
+    };
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    let (mut at, ascii) = (0, true);
+    // The bytes from here on are looked at below: their ASCII test too.
+    let unchecked = at;
     while let (Some(here), Some(next)) = (load(bytes, at), load(bytes, at + 1)) {
         if has_zero((here ^ splat(pair[0])) | (next ^ splat(pair[1]))) {
-            return true;
+            return PairLook::Found;
         }
         at += 8;
     }
-    bytes[at..].windows(2).any(|here| here == pair)
+    if bytes[at..].windows(2).any(|here| here == pair) {
+        return PairLook::Found;
+    }
+    PairLook::Absent {
+        ascii: ascii && bytes[unchecked..].is_ascii(),
+    }
 }
 
 /// Whether `bytes` may hold a character that folding maps into ASCII or deletes: a lead byte
