@@ -1,8 +1,8 @@
 //! Byte tests over eight bytes read as one little-endian word ("SIMD within a register"): the
 //! passes over whole texts (a JSON string's end, a search's look through unindexed text) take
-//! sixteen bytes at a time with wasm SIMD, then a word at a time here (natively, and for the
-//! bytes a vector does not fill), where a byte loop costs several instructions per byte. A
-//! pass tests a word at a time and looks byte by byte only at a word that holds a hit.
+//! sixteen or sixty-four bytes at a time with wasm SIMD, then a word at a time here (natively,
+//! and for the bytes a vector does not fill), where a byte loop costs several instructions per
+//! byte. A pass tests a word at a time and looks byte by byte only at a word that holds a hit.
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -28,6 +28,19 @@ pub(crate) fn load_vector(bytes: &[u8], at: usize) -> Option<std::arch::wasm32::
     // SAFETY: `chunk` holds sixteen readable bytes, and wasm's vector load has no alignment
     // requirement (the intrinsic loads with an alignment of 1).
     Some(unsafe { std::arch::wasm32::v128_load(chunk.as_ptr().cast()) })
+}
+
+/// The sixty-four bytes from `at` on as four wasm SIMD vectors, if there are that many: one
+/// bounds check for four loads.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[allow(unsafe_code)]
+pub(crate) fn load_four_vectors(bytes: &[u8], at: usize) -> Option<[std::arch::wasm32::v128; 4]> {
+    let chunk = bytes.get(at..at.checked_add(64)?)?;
+    // SAFETY: `chunk` holds sixty-four readable bytes, each load takes sixteen of them, and
+    // wasm's vector load has no alignment requirement.
+    Some(std::array::from_fn(|k| unsafe {
+        std::arch::wasm32::v128_load(chunk.as_ptr().add(16 * k).cast())
+    }))
 }
 
 /// The bytes of `word` below `n` (at most 128), each marked by its high bit. The lowest mark is

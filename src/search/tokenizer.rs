@@ -462,18 +462,21 @@ pub fn printed_event_may_contain_token(printed: &str, term: &str) -> bool {
 /// ASCII letters and digits that equals the term but for case, so the term is in the text as
 /// such a substring. Any other text may hold it.
 ///
-/// A scan through unindexed text runs this over every byte, so each look tests sixteen places
-/// at a time with wasm SIMD, else eight ([`crate::word`]), the rest one by one: for the term,
-/// whether its two rarest bytes are both where they would be (compared with bit 5 set, which
-/// folds an upper-case letter onto its lower case and is already set in a digit; other bytes it
-/// only turns into more candidates); then, in a probe for printed events
-/// ([`TermProbe::for_printed_events`]), for a `\u` (the same pass tells whether the text is all
-/// ASCII); then, in a text that is not all ASCII, for a lead byte of what folding may turn into
-/// ASCII. Only a word with a candidate is looked at
-/// place by place. (One pass testing all three at once was slower in wasm: too many words live
-/// at a time; with wasm SIMD vectors it was no faster over the 100k bench corpus in Node. One
-/// loop shared by the three, given each word test as a closure, cost 9% more instructions
-/// natively, so each keeps its own.)
+/// A scan through unindexed text runs this over every byte, so each look tests sixty-four
+/// places at a time with wasm SIMD (four vectors, one branch), then sixteen, else eight
+/// ([`crate::word`]), the rest one by one: for the term, whether its two rarest bytes are both
+/// where they would be (compared with bit 5 set, which folds an upper-case letter onto its lower
+/// case and is already set in a digit; other bytes it only turns into more candidates); then,
+/// in a probe for printed events ([`TermProbe::for_printed_events`]), for a `\u` (the same pass
+/// tells whether the text is all ASCII); then, in a text that is not all ASCII, for a lead byte
+/// of what folding may turn into ASCII. Only a word with a candidate is looked at place by
+/// place. Over the 100k bench corpus in Node, a search during the index build, which looks
+/// through 105 MB of printed events, took 25-29 ms at sixty-four places at a time against
+/// 48-52 at sixteen (the first in a process 32-35 ms against 54-59; four processes each): the
+/// loop's branches, not the comparisons, had taken most of the time. (One pass testing all
+/// three at once was slower in wasm: too many words live at a time; with wasm SIMD vectors it
+/// was no faster over the 100k bench corpus in Node. One loop shared by the three, given each
+/// word test as a closure, cost 9% more instructions natively, so each keeps its own.)
 #[derive(Clone, Debug)]
 pub(crate) struct TermProbe<'t> {
     term: &'t [u8],
@@ -547,6 +550,22 @@ impl<'t> TermProbe<'t> {
             use std::arch::wasm32::{u8x16_eq, u8x16_splat, v128_and, v128_any_true, v128_or};
             let want = |at: usize| u8x16_splat(self.term[at] | 0x20);
             let (want_first, want_second, case) = (want(first), want(second), u8x16_splat(0x20));
+            let same = |at_first, at_second| {
+                v128_and(
+                    u8x16_eq(v128_or(at_first, case), want_first),
+                    u8x16_eq(v128_or(at_second, case), want_second),
+                )
+            };
+            while let (Some(at_first), Some(at_second)) = (
+                crate::word::load_four_vectors(bytes, at + first),
+                crate::word::load_four_vectors(bytes, at + second),
+            ) {
+                let hits = (0..4).fold(u8x16_splat(0), |hits, k| v128_or(hits, same(at_first[k], at_second[k])));
+                if v128_any_true(hits) && (at..at + 64).any(matches_at) {
+                    return true;
+                }
+                at += 64;
+            }
             while let (Some(at_first), Some(at_second)) = (
                 crate::word::load_vector(bytes, at + first),
                 crate::word::load_vector(bytes, at + second),
@@ -578,14 +597,12 @@ enum PairLook {
     Absent { ascii: bool },
 }
 
-/// Whether `bytes` holds `pair`'s two bytes one after the other, sixteen places at a time with
-/// wasm SIMD, then eight (each compared exactly, so a vector or word with a hit holds the
-/// pair); and if not, whether they are all ASCII. With wasm SIMD one pass tells both, the bytes
-/// it loads gathered for their high bits meanwhile: a probe for printed events asks both of
-/// every text it passes. Over the 100k bench corpus in Node, a search during the index build,
-/// which looks through 105 MB of printed events, took 47-50 ms against 52-57 at eight places
-/// at a time (six runs each); with the ASCII test in the same pass, 46-48 ms against 48-51
-/// (after the first search of a process; six processes each).
+/// Whether `bytes` holds `pair`'s two bytes one after the other, sixty-four places at a time
+/// with wasm SIMD, then sixteen, then eight (each compared exactly, so a vector or word with a
+/// hit holds the pair); and if not, whether they are all ASCII. With wasm SIMD one pass tells
+/// both, the bytes it loads gathered for their high bits meanwhile: a probe for printed events
+/// asks both of every text it passes (in a search during the 100k bench corpus's index build,
+/// in Node, a separate ASCII pass cost about 1.5 ms of 50).
 fn look_for_pair(bytes: &[u8], pair: [u8; 2]) -> PairLook {
     use crate::word::{has_zero, load, splat};
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -593,6 +610,19 @@ fn look_for_pair(bytes: &[u8], pair: [u8; 2]) -> PairLook {
         use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, v128_and, v128_any_true, v128_or};
         let (first, second) = (u8x16_splat(pair[0]), u8x16_splat(pair[1]));
         let (mut at, mut high) = (0, u8x16_splat(0));
+        while let (Some(here), Some(next)) = (
+            crate::word::load_four_vectors(bytes, at),
+            crate::word::load_four_vectors(bytes, at + 1),
+        ) {
+            let hits = (0..4).fold(u8x16_splat(0), |hits, k| {
+                v128_or(hits, v128_and(u8x16_eq(here[k], first), u8x16_eq(next[k], second)))
+            });
+            if v128_any_true(hits) {
+                return PairLook::Found;
+            }
+            high = (0..4).fold(high, |high, k| v128_or(high, here[k]));
+            at += 64;
+        }
         while let (Some(here), Some(next)) = (
             crate::word::load_vector(bytes, at),
             crate::word::load_vector(bytes, at + 1),
@@ -645,7 +675,15 @@ fn may_fold_into_ascii(bytes: &[u8]) -> bool {
     let mut at = 0;
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
-        use std::arch::wasm32::{u8x16_lt, u8x16_splat, u8x16_sub, v128_any_true};
+        use std::arch::wasm32::{u8x16_lt, u8x16_splat, u8x16_sub, v128_any_true, v128_or};
+        let in_range = |vector| u8x16_lt(u8x16_sub(vector, u8x16_splat(LOW)), u8x16_splat(SPAN));
+        while let Some(vectors) = crate::word::load_four_vectors(bytes, at) {
+            let hits = (0..4).fold(u8x16_splat(0), |hits, k| v128_or(hits, in_range(vectors[k])));
+            if v128_any_true(hits) && (at..at + 64).any(folds_at) {
+                return true;
+            }
+            at += 64;
+        }
         while let Some(vector) = crate::word::load_vector(bytes, at) {
             let in_range = u8x16_lt(u8x16_sub(vector, u8x16_splat(LOW)), u8x16_splat(SPAN));
             if v128_any_true(in_range) && (at..at + 16).any(folds_at) {

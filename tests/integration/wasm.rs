@@ -542,12 +542,12 @@ fn strings_parse_with_an_escape_at_every_offset() {
 }
 
 /// A look for a term through unindexed text finds it, and what folding may turn into ASCII
-/// (and, in an event's printed JSON, a `\u` escape), at every place of a vector, a word and
-/// the tail (sixteen places at a time with wasm SIMD, then eight, then one by one), and passes
-/// over text holding none of them.
+/// (and, in an event's printed JSON, a `\u` escape), at every place of four vectors, a vector,
+/// a word and the tail (sixty-four places at a time with wasm SIMD, then sixteen, eight and one
+/// by one), and passes over text holding none of them.
 #[wasm_bindgen_test]
 fn a_term_is_found_at_every_offset() {
-    for len in 0..48 {
+    for len in 0..160 {
         let plain = "x".repeat(len);
         assert!(!may_contain_token(&plain, "term"), "{plain}");
         assert!(!printed_event_may_contain_token(&plain, "term"), "{plain}");
