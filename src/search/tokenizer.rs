@@ -550,6 +550,7 @@ impl<'t> TermProbe<'t> {
             use std::arch::wasm32::{u8x16_eq, u8x16_splat, v128_and, v128_any_true, v128_or};
             let want = |at: usize| u8x16_splat(self.term[at] | 0x20);
             let (want_first, want_second, case) = (want(first), want(second), u8x16_splat(0x20));
+            // Where both rare bytes are where they would be.
             let same = |at_first, at_second| {
                 v128_and(
                     u8x16_eq(v128_or(at_first, case), want_first),
@@ -570,9 +571,7 @@ impl<'t> TermProbe<'t> {
                 crate::word::load_vector(bytes, at + first),
                 crate::word::load_vector(bytes, at + second),
             ) {
-                let same_first = u8x16_eq(v128_or(at_first, case), want_first);
-                let same_second = u8x16_eq(v128_or(at_second, case), want_second);
-                if v128_any_true(v128_and(same_first, same_second)) && (at..at + 16).any(matches_at) {
+                if v128_any_true(same(at_first, at_second)) && (at..at + 16).any(matches_at) {
                     return true;
                 }
                 at += 16;
