@@ -147,12 +147,13 @@ class Channel {
   }
 
   /**
-   * Posts a request once the current task's own code has run (a microtask), in one message
-   * with every other request made meanwhile, which the worker starts in one task, in order, as
-   * this thread would. An app's first search, asked right after `buildIndex()`, is then
-   * answered before the build's first step, as it is in this thread: posted one by one, the
-   * build's message sometimes reached the worker alone and its first step ran before the
-   * search's message arrived (1 in 10 Chromium runs over the 100k bench corpus, ~30 ms later).
+   * Posts a request at the next microtask, in one message with every other request made
+   * before it (calls made one after another, with no `await` between them), which the worker
+   * starts in one task, in order, as this thread would. An app's first search, asked right
+   * after `buildIndex()`, is then answered before the build's first step, as it is in this
+   * thread: posted one by one, the build's message sometimes reached the worker alone and its
+   * first step ran before the search's message arrived (1 in 10 Chromium runs over the 100k
+   * bench corpus, ~30 ms later).
    * `request` is called when the batch is posted, so a signal that aborted meanwhile is seen.
    * Settles once the request is posted; rejects if it cannot be (its arguments cannot be
    * cloned), and then only that request fails.

@@ -103,7 +103,7 @@ async function run(message) {
 
 self.addEventListener('message', (event) => {
   const message = event.data;
-  // The requests a page made in one task (client.js) start here in one task too, in order.
+  // Requests a page made one after another (client.js) start here in one task too, in order.
   if (message.op === 'batch') {
     for (const request of message.requests) handle(request);
   } else {

@@ -104,8 +104,8 @@ async function loadOrder(api) {
 /**
  * A search asked right after a build starts in the background, as an app asks its first, is
  * answered before the build's first step reports (one event a step here, so there are many),
- * every time: through the worker entry too, whose worker starts the calls a page makes in one
- * task in one task of its own. The page stays busy for 20 ms between the two calls, as a page
+ * every time: through the worker entry too, whose worker starts calls a page makes one after
+ * another in one task of its own. The page stays busy for 20 ms between the two calls, as a page
  * held up there (by other work, or by the system) would. Three fresh archives are tried, and
  * each must answer so. With the worker entry posting each call as it is made, the worker's
  * step comes first in every one.
