@@ -309,3 +309,16 @@ test('use after free is SESSION_ARCHIVE_CLOSED, never a wasm error', async () =>
   await other.importIndex(index.buffer.slice(index.byteOffset, index.byteOffset + index.byteLength));
   assert.ok((await other.searchSessions({ query: 'the' })).items.length > 0);
 });
+
+test("a search asked a few microtasks after buildIndex() starts is answered before the build's first step", async () => {
+  // The build's first step waits for a task of its own; searches started before that task,
+  // however many microtasks after the build, go first. Without the wait, the step does.
+  const archive = await loaded();
+  const order = [];
+  const build = archive.buildIndex({ stepBytes: 1, onProgress: () => order.push('step') });
+  for (let i = 0; i < 10; i++) await null;
+  const search = archive.searchSessions({ query: 'error' }).then(() => order.push('search'));
+  await Promise.all([build, search]);
+  archive.free();
+  assert.deepEqual(order.slice(0, 2), ['search', 'step']);
+});
