@@ -45,8 +45,8 @@ class Channel {
    */
   #sending = null;
   /**
-   * Requests made in the current task, posted together as it ends (see #postSoon); null when
-   * none waits.
+   * Requests made since the last post, posted together at the next microtask (see #postSoon);
+   * null when none waits.
    */
   #batch = null;
 
