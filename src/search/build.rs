@@ -357,13 +357,15 @@ impl<P: SearchProvider> SearchEngine<P> {
         for seq in replacements.iter().flat_map(|r| &r.shadowed_seqs) {
             let found = partial.ids.binary_search_by_key(seq, |id| self.docs[id].seq);
             let Ok(index) = found else { continue };
-            let meta = self.docs.get_mut(&partial.ids[index]).expect("an indexed document");
-            if meta.surface == SurfaceLabel::Shadowed {
+            let id = partial.ids[index];
+            let seq = self.docs[&id].seq;
+            let surface = self.docs.surface_mut(&id).expect("an indexed document");
+            if *surface == SurfaceLabel::Shadowed {
                 continue;
             }
-            let before = label_hash(meta.seq, meta.surface);
-            meta.surface = SurfaceLabel::Shadowed;
-            let after = label_hash(meta.seq, meta.surface);
+            let before = label_hash(seq, *surface);
+            *surface = SurfaceLabel::Shadowed;
+            let after = label_hash(seq, *surface);
             partial.docs_sum = partial.docs_sum.wrapping_sub(before).wrapping_add(after);
         }
         Ok(())

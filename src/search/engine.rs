@@ -63,15 +63,54 @@ pub(super) type DocIdMap<V> = HashMap<DocId, V, BuildHasherDefault<DocIdHasher>>
 /// documents), so pages fill up and an id finds its slot by division: a hash map of a million
 /// documents held 2^21 buckets of 73 bytes (146 MB, and half as much again while it doubled);
 /// this holds 64 bytes a document. A page whose documents were all replaced is freed.
+///
+/// Beside each document's metadata it keeps a [`DocBrief`] of eight bytes, which must say the
+/// same session and length: only `insert` and `remove` change either.
 #[derive(Default)]
 pub(super) struct DocStore {
     pages: Vec<Option<DocPage>>,
+    /// Each session's number in the briefs: given as its id is first stored, never reused (an
+    /// entry per distinct session id ever indexed, a few dozen bytes each).
+    session_numbers: HashMap<Arc<str>, u32>,
+    /// The session stored last and its number: a session's documents are stored in a row.
+    last_session: Option<(Arc<str>, u32)>,
 }
 
 struct DocPage {
     /// Slots holding a document.
     held: usize,
     slots: Box<[Option<DocMeta>]>,
+    briefs: Box<[DocBrief]>,
+}
+
+/// What the hot loop of a phrase search asks of each matching document: which session holds
+/// it and how long its text is. A common phrase matches a document in every few, spread over
+/// a million documents' metadata (64 MB and more), so reading each one's metadata waited on
+/// memory for most of such a search; the briefs of a page are an eighth of its size.
+#[derive(Clone, Copy)]
+pub(super) struct DocBrief {
+    /// The session's number in its store ([`DocBrief::ABSENT`]'s in an empty slot).
+    session: u32,
+    /// Code points of the text, or `u32::MAX` when there are more (then the brief cannot tell).
+    length: u32,
+}
+
+impl DocBrief {
+    const ABSENT: DocBrief = DocBrief {
+        session: u32::MAX,
+        length: 0,
+    };
+
+    /// The session's number: documents of one session, and only they, share it.
+    pub(super) fn session(self) -> u32 {
+        self.session
+    }
+
+    /// Whether the text is at most `length` code points long; `None` when it is too long for
+    /// the brief to tell.
+    pub(super) fn length_at_most(self, length: u64) -> Option<bool> {
+        (self.length != u32::MAX).then(|| u64::from(self.length) <= length)
+    }
 }
 
 impl DocStore {
@@ -86,12 +125,25 @@ impl DocStore {
         self.pages.get(page)?.as_ref()?.slots[slot].as_ref()
     }
 
-    pub(super) fn get_mut(&mut self, id: &DocId) -> Option<&mut DocMeta> {
+    /// The brief of a stored document, read without its metadata.
+    pub(super) fn brief(&self, id: DocId) -> Option<DocBrief> {
+        let (page, slot) = Self::place(id);
+        let brief = self.pages.get(page)?.as_ref()?.briefs[slot];
+        (brief.session != DocBrief::ABSENT.session).then_some(brief)
+    }
+
+    /// The surface label of a stored document, to change (its session and length cannot be).
+    pub(super) fn surface_mut(&mut self, id: &DocId) -> Option<&mut SurfaceLabel> {
         let (page, slot) = Self::place(*id);
-        self.pages.get_mut(page)?.as_mut()?.slots[slot].as_mut()
+        let meta = self.pages.get_mut(page)?.as_mut()?.slots[slot].as_mut()?;
+        Some(&mut meta.surface)
     }
 
     pub(super) fn insert(&mut self, id: DocId, meta: DocMeta) {
+        let brief = DocBrief {
+            session: self.session_number(&meta.session),
+            length: u32::try_from(meta.length).unwrap_or(u32::MAX),
+        };
         let (page, slot) = Self::place(id);
         if page >= self.pages.len() {
             self.pages.resize_with(page + 1, || None);
@@ -99,10 +151,31 @@ impl DocStore {
         let page = self.pages[page].get_or_insert_with(|| DocPage {
             held: 0,
             slots: (0..Self::PAGE).map(|_| None).collect(),
+            briefs: vec![DocBrief::ABSENT; Self::PAGE].into_boxed_slice(),
         });
+        page.briefs[slot] = brief;
         if page.slots[slot].replace(meta).is_none() {
             page.held += 1;
         }
+    }
+
+    /// The number of `session` in the briefs, given now if it has none.
+    fn session_number(&mut self, session: &Arc<str>) -> u32 {
+        if let Some((last, number)) = &self.last_session
+            && same_session(last, session)
+        {
+            return *number;
+        }
+        let next = self.session_numbers.len();
+        let number = *self.session_numbers.entry(session.clone()).or_insert_with(|| {
+            // Each number stands for a session id held in memory: far fewer than 2^32 - 1.
+            u32::try_from(next)
+                .ok()
+                .filter(|n| *n != DocBrief::ABSENT.session)
+                .expect("fewer than 2^32 - 1 sessions")
+        });
+        self.last_session = Some((session.clone(), number));
+        number
     }
 
     pub(super) fn remove(&mut self, id: &DocId) {
@@ -110,6 +183,7 @@ impl DocStore {
         let Some(Some(page)) = self.pages.get_mut(index) else {
             return;
         };
+        page.briefs[slot] = DocBrief::ABSENT;
         if page.slots[slot].take().is_some() {
             page.held -= 1;
             if page.held == 0 {
@@ -471,6 +545,8 @@ struct SessionBests<'a, 'f> {
     head: u64,
     /// The current run's session and its strongest match so far.
     run: Option<(&'a str, Match<'a>)>,
+    /// The run's session number in `docs`, when an indexed document began it.
+    run_number: Option<u32>,
     /// Each session's strongest match; `None` marks a session its filters exclude.
     best: HashMap<&'a str, Option<Match<'a>>>,
     /// How many matching sessions' strongest have each span count.
@@ -554,6 +630,7 @@ impl<'a> SessionBests<'a, '_> {
             _ => {
                 self.close_run();
                 self.run = Some((&doc.session, candidate));
+                self.run_number = None;
             }
         }
     }
@@ -572,15 +649,29 @@ pub(super) fn same_session(run: &str, session: &str) -> bool {
 }
 
 impl CountSink for SessionBests<'_, '_> {
+    // At most as many spans as the run's strongest, in a longer text (or fewer spans): the
+    // document ranks below the strongest whatever its count turns out to be. Without event
+    // filters that is told from the document's brief, not its metadata.
     fn wanted(&mut self, id: DocId, most: u32) -> bool {
-        let Some(doc) = self.doc(id) else {
+        if !self.event_filters.is_empty() {
+            let Some(doc) = self.doc(id) else {
+                return false;
+            };
+            return match &self.run {
+                Some((session, strongest)) if same_session(session, &doc.session) => {
+                    most > strongest.match_count
+                        || (most == strongest.match_count && doc.length <= strongest.doc.length)
+                }
+                _ => true,
+            };
+        }
+        let Some(brief) = self.docs.brief(id) else {
             return false;
         };
-        match &self.run {
-            // At most as many spans as the strongest, in a longer text (or fewer spans): it
-            // ranks below the strongest whatever its count turns out to be.
-            Some((session, strongest)) if same_session(session, &doc.session) => {
-                most > strongest.match_count || (most == strongest.match_count && doc.length <= strongest.doc.length)
+        match (&self.run, self.run_number) {
+            (Some((_, strongest)), Some(number)) if number == brief.session() => {
+                most > strongest.match_count
+                    || (most == strongest.match_count && brief.length_at_most(strongest.doc.length) != Some(false))
             }
             _ => true,
         }
@@ -589,6 +680,7 @@ impl CountSink for SessionBests<'_, '_> {
     fn found(&mut self, id: DocId, match_count: u32) {
         if let Some(doc) = self.doc(id) {
             self.offer(doc, match_count);
+            self.run_number = self.docs.brief(id).map(DocBrief::session);
         }
     }
 
@@ -1130,6 +1222,7 @@ impl<P: SearchProvider> SearchEngine<P> {
             session_filters: &request.session_filters,
             head: offset.saturating_add(request.limit),
             run: None,
+            run_number: None,
             best: HashMap::new(),
             counts: Default::default(),
             matching: 0,
@@ -1292,6 +1385,35 @@ mod tests {
         }
         assert!(store.pages[1].is_none(), "an emptied page is freed");
         assert!(store.pages[0].is_some());
+    }
+
+    #[test]
+    fn a_brief_says_a_stored_documents_session_and_length() {
+        let mut store = DocStore::default();
+        let stored = |session: &str, length: u64| DocMeta {
+            session: Arc::from(session),
+            length,
+            ..meta(0)
+        };
+        // Sessions stored in turns, each id in an Arc of its own.
+        for (id, session, length) in [(0, "a", 3), (1, "b", 5), (2, "a", 4), (3, "c", u64::MAX)] {
+            store.insert(id, stored(session, length));
+        }
+        let brief = |store: &DocStore, id| store.brief(id).expect("a stored document");
+        let [a, b, a_again, c] = [0, 1, 2, 3].map(|id| brief(&store, id));
+        assert_eq!(a.session(), a_again.session(), "one session, one number");
+        assert_ne!(a.session(), b.session());
+        assert_ne!(b.session(), c.session());
+        assert_eq!(
+            (a.length_at_most(3), a_again.length_at_most(3)),
+            (Some(true), Some(false))
+        );
+        assert_eq!(c.length_at_most(u64::MAX), None, "too long to tell");
+        assert!(store.brief(4).is_none() && store.brief(9 * DocStore::PAGE as DocId).is_none());
+        store.remove(&1);
+        assert!(store.brief(1).is_none());
+        store.insert(5, stored("b", 1));
+        assert_eq!(brief(&store, 5).session(), b.session(), "b keeps its number");
     }
 
     #[test]
