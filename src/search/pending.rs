@@ -8,7 +8,7 @@
 //! go on once the build commits that same state.
 
 use super::build::event_documents;
-use super::engine::{CountSink, DocId, DocMeta, DocStore, Interner, SearchEngine, SearchProvider, same_session};
+use super::engine::{CountSink, DocId, DocMeta, DocStore, Interner, SearchEngine, SearchProvider};
 use super::phrase::Phrase;
 use super::rank::merge_spans;
 use super::tokenizer::{TermProbe, TokenizerMode, Tokens};
@@ -171,21 +171,21 @@ pub(super) struct AnsweredOnly<'s> {
     answered: &'s HashSet<String>,
     docs: &'s DocStore,
     sink: &'s mut dyn CountSink,
-    /// The last session looked up and whether it is answered: documents come in runs of one
-    /// session.
-    last: Option<(&'s str, bool)>,
+    /// The number of the last session looked up and whether it is answered: documents come
+    /// in runs of one session, and their briefs tell a run's end without their metadata.
+    last: Option<(u32, bool)>,
 }
 
 impl AnsweredOnly<'_> {
     fn admits(&mut self, id: DocId) -> bool {
-        let Some(doc) = self.docs.get(&id) else {
+        let Some(brief) = self.docs.brief(id) else {
             return false;
         };
         match self.last {
-            Some((session, admitted)) if same_session(session, &doc.session) => admitted,
+            Some((number, admitted)) if number == brief.session() => admitted,
             _ => {
-                let admitted = self.answered.contains(&*doc.session);
-                self.last = Some((&doc.session, admitted));
+                let admitted = self.answered.contains(&*self.docs[&id].session);
+                self.last = Some((brief.session(), admitted));
                 admitted
             }
         }
