@@ -11,7 +11,7 @@ use super::build::event_documents;
 use super::engine::{CountSink, DocId, DocMeta, DocStore, Interner, SearchEngine, SearchProvider};
 use super::phrase::Phrase;
 use super::rank::merge_spans;
-use super::tokenizer::{TermProbe, TokenizerMode, Tokens};
+use super::tokenizer::{TermProbe, TokenizerMode};
 use crate::corpus::{Corpus, SessionRecord, Source};
 use crate::event::text_runs;
 use crate::filters::EventFilter;
@@ -152,17 +152,8 @@ fn merged_span_count(
     if longest.is_some_and(|probe| !probe.may_hold(text)) {
         return None;
     }
-    let len = phrase.len();
-    let mut matcher = phrase.matcher();
-    let mut tokens = Tokens::new(text, mode);
-    let mut starts = Vec::new();
-    // Positions are consecutive: each token follows the one before it.
-    while let Some(token) = tokens.next_ref() {
-        if matcher.push(phrase.slot_of(token.text)) {
-            starts.push((token.position + 1 - len) as u32);
-        }
-    }
-    Some(merge_spans(&starts, len as u32)?.match_count)
+    let starts = phrase.occurrences(text, mode);
+    Some(merge_spans(&starts, phrase.len() as u32)?.match_count)
 }
 
 /// A sink that drops the documents of sessions the index does not answer for (their current

@@ -7,10 +7,11 @@
 //! terms, each of its positions naming one, and is matched over a document's terms with the
 //! Knuth–Morris–Pratt automaton, which reads each token once whatever the phrase repeats.
 
+use super::tokenizer::{TokenizerMode, Tokens, ascii_terms, is_ascii};
 use std::collections::HashMap;
 
 /// Phrases with more distinct terms than this find a token's term through a hash map.
-pub(crate) const LINEAR_LOOKUP_TERMS: usize = 8;
+const LINEAR_LOOKUP_TERMS: usize = 8;
 
 /// Candidate starts checked one by one, times the phrase's other positions, may reach this
 /// many times the document's last position before its terms are read in order instead.
@@ -71,6 +72,45 @@ impl<'p> Phrase<'p> {
             Some(index) => index.get(token).copied(),
             None => self.terms.iter().position(|term| *term == token),
         }
+    }
+
+    /// Which distinct term the ASCII token `raw` is once lowercased (all the folding
+    /// `unicode61` does to ASCII), if any; `folded` is a buffer kept between tokens.
+    fn ascii_slot(&self, raw: &[u8], folded: &mut String) -> Option<usize> {
+        if self.terms.len() <= LINEAR_LOOKUP_TERMS {
+            let same = |term: &&str| {
+                term.len() == raw.len() && term.bytes().zip(raw).all(|(a, b)| a == b.to_ascii_lowercase())
+            };
+            return self.terms.iter().position(same);
+        }
+        folded.clear();
+        folded.extend(raw.iter().map(|b| char::from(b.to_ascii_lowercase())));
+        self.slot_of(folded)
+    }
+
+    /// The start positions of every occurrence of the phrase in `text`'s token stream,
+    /// ascending. An ASCII text is split into its terms without the general tokenizer, which
+    /// also tracks code points and folds every character.
+    pub(crate) fn occurrences(&self, text: &str, mode: TokenizerMode) -> Vec<u32> {
+        let mut starts = Vec::new();
+        let mut matcher = self.matcher();
+        let mut found = |position: usize, slot: Option<usize>| {
+            if matcher.push(slot) {
+                starts.push((position + 1 - self.len()) as u32);
+            }
+        };
+        if mode == TokenizerMode::Unicode61 && is_ascii(text.as_bytes()) {
+            let mut folded = String::new();
+            for (position, term) in ascii_terms(text.as_bytes()).enumerate() {
+                found(position, self.ascii_slot(term, &mut folded));
+            }
+        } else {
+            let mut tokens = Tokens::new(text, mode);
+            while let Some(token) = tokens.next_ref() {
+                found(token.position, self.slot_of(token.text));
+            }
+        }
+        starts
     }
 
     /// A matcher at the start of a document.

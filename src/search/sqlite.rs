@@ -77,8 +77,8 @@
 //! corpus, sessions arriving later are re-indexed once (correct, just slower).
 
 use super::engine::{DocId, SearchProvider};
-use super::phrase::{LINEAR_LOOKUP_TERMS, Phrase};
-use super::tokenizer::{MAX_TERM_BYTES, TokenizerMode, Tokens};
+use super::phrase::Phrase;
+use super::tokenizer::{TokenizerMode, Tokens};
 use crate::error::{Error, ErrorCode};
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::HashMap;
@@ -235,52 +235,10 @@ fn round_trips(term: &str) -> bool {
 
 /// Start positions of every occurrence of `phrase` in `text`'s token stream, ascending.
 pub(crate) fn occurrences(text: &str, phrase: &[String], mode: TokenizerMode) -> Vec<u32> {
-    let mut starts = Vec::new();
     if phrase.is_empty() {
-        return starts;
+        return Vec::new();
     }
-    let terms = Phrase::new(phrase);
-    let mut matcher = terms.matcher();
-    let mut found = |position: usize, slot: Option<usize>| {
-        if matcher.push(slot) {
-            starts.push((position + 1 - phrase.len()) as u32);
-        }
-    };
-    if mode == TokenizerMode::Unicode61 && text.is_ascii() {
-        let mut folded = String::new();
-        for (position, term) in ascii_terms(text.as_bytes()).enumerate() {
-            found(position, ascii_slot(&terms, term, &mut folded));
-        }
-    } else {
-        let mut tokens = Tokens::new(text, mode);
-        while let Some(token) = tokens.next_ref() {
-            found(token.position, terms.slot_of(token.text));
-        }
-    }
-    starts
-}
-
-/// Which distinct term of `phrase` the ASCII token `raw` is once lowercased (all the folding
-/// `unicode61` does to ASCII), if any; `folded` is a buffer kept between tokens.
-fn ascii_slot(phrase: &Phrase<'_>, raw: &[u8], folded: &mut String) -> Option<usize> {
-    if phrase.terms.len() <= LINEAR_LOOKUP_TERMS {
-        let same =
-            |term: &&str| term.len() == raw.len() && term.bytes().zip(raw).all(|(a, b)| a == b.to_ascii_lowercase());
-        return phrase.terms.iter().position(same);
-    }
-    folded.clear();
-    folded.extend(raw.iter().map(|b| char::from(b.to_ascii_lowercase())));
-    phrase.slot_of(folded)
-}
-
-/// The `unicode61` terms of an ASCII text, unfolded: runs of ASCII letters and digits (SQLite's
-/// token characters; folding only lowercases them), cut to [`MAX_TERM_BYTES`] as FTS5 cuts
-/// them. Several times faster than the general tokenizer, which also tracks code points.
-fn ascii_terms(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    bytes
-        .split(|b| !b.is_ascii_alphanumeric())
-        .filter(|run| !run.is_empty())
-        .map(|run| &run[..run.len().min(MAX_TERM_BYTES)])
+    Phrase::new(phrase).occurrences(text, mode)
 }
 
 impl SqliteProvider {
@@ -843,7 +801,7 @@ mod tests {
     use super::*;
     use crate::search::engine::ScanProvider;
     use crate::search::tantivy::TantivyProvider;
-    use crate::search::tokenizer::tokenize;
+    use crate::search::tokenizer::{MAX_TERM_BYTES, tokenize};
     use proptest::prelude::*;
     use std::path::PathBuf;
 

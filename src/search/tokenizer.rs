@@ -439,6 +439,16 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
+/// The `unicode61` terms of an ASCII text, unfolded: runs of ASCII letters and digits (SQLite's
+/// token characters; folding only lowercases them), cut to [`MAX_TERM_BYTES`] as FTS5 cuts
+/// them. Several times faster than [`Tokens`], which also tracks code points.
+pub(crate) fn ascii_terms(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes
+        .split(|b| !b.is_ascii_alphanumeric())
+        .filter(|run| !run.is_empty())
+        .map(|run| &run[..run.len().min(MAX_TERM_BYTES)])
+}
+
 /// Whether some token of `text` may be `term` (a folded token, as the tokenizer yields it):
 /// `false` only where none can be, so a search can skip tokenizing such a text: only an ASCII
 /// term is looked for, as a substring but for case, in a text holding no character that folds
@@ -701,7 +711,7 @@ fn may_fold_into_ascii(bytes: &[u8]) -> bool {
 }
 
 /// Whether `bytes` are all ASCII: sixteen at a time with wasm SIMD (std's test takes a word).
-fn is_ascii(bytes: &[u8]) -> bool {
+pub(crate) fn is_ascii(bytes: &[u8]) -> bool {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         use std::arch::wasm32::u8x16_bitmask;
