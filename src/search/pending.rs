@@ -149,6 +149,12 @@ fn merged_span_count(
     longest: Option<&TermProbe<'_>>,
     mode: TokenizerMode,
 ) -> Option<u32> {
+    // One term: each token that is the term is a span of its own.
+    if phrase.len() == 1
+        && let Some(count) = longest.and_then(|probe| probe.count_tokens(text))
+    {
+        return (count > 0).then_some(count);
+    }
     if longest.is_some_and(|probe| !probe.may_hold(text)) {
         return None;
     }

@@ -457,6 +457,13 @@ pub fn may_contain_token(text: &str, term: &str) -> bool {
     TermProbe::new(term).is_none_or(|probe| probe.may_hold(text))
 }
 
+/// How many tokens of `text` are `term` (a folded token), where that can be told without
+/// splitting the text into tokens (see [`TermProbe::count_tokens`]); `None` otherwise, and for
+/// a term that is not ASCII letters and digits.
+pub fn counted_tokens(text: &str, term: &str) -> Option<u32> {
+    TermProbe::new(term)?.count_tokens(text)
+}
+
 /// [`may_contain_token`] for an event's printed JSON (`JSON.stringify`'s text), where a `\u`
 /// escape may spell any character: `false` only where no document of the event can hold
 /// `term` as a token.
@@ -543,16 +550,53 @@ impl<'t> TermProbe<'t> {
         !ascii && may_fold_into_ascii(bytes)
     }
 
+    /// How many tokens of `text` are the term, where that can be told from the places the term
+    /// is in it but for case: there, a token is the term where no letter or digit is next to
+    /// it. `None` where the tokenizer must tell: in a text that may fold a character into
+    /// ASCII, or with a character that is not ASCII next to the term (it may be a letter of
+    /// the same token). A search for one common word while the index builds counts so in every
+    /// document holding the word, instead of splitting all its text into tokens.
+    pub(crate) fn count_tokens(&self, text: &str) -> Option<u32> {
+        let bytes = text.as_bytes();
+        if self.term.len() >= MAX_TERM_BYTES || (!is_ascii(bytes) && may_fold_into_ascii(bytes)) {
+            return None;
+        }
+        let (mut count, mut unsure) = (0, false);
+        let side = |at: Option<usize>| match at.map(|at| bytes.get(at)) {
+            Some(Some(b)) if !b.is_ascii() => None,
+            Some(Some(b)) => Some(b.is_ascii_alphanumeric()),
+            // The start or the end of the text.
+            _ => Some(false),
+        };
+        self.find_term(bytes, |place| {
+            match (side(place.checked_sub(1)), side(Some(place + self.term.len()))) {
+                (Some(false), Some(false)) => count += 1,
+                (Some(true), _) | (_, Some(true)) => {}
+                _ => unsure = true,
+            }
+            unsure
+        });
+        (!unsure).then_some(count)
+    }
+
     /// Whether `bytes` holds the term but for case.
     fn holds_term(&self, bytes: &[u8]) -> bool {
+        self.find_term(bytes, |_| true)
+    }
+
+    /// Calls `found` with each place where `bytes` holds the term but for case, in order,
+    /// until it returns true; whether it did.
+    #[inline(always)]
+    fn find_term(&self, bytes: &[u8], mut found: impl FnMut(usize) -> bool) -> bool {
         use crate::word::{has_zero, load, splat};
         let [first, second] = self.rare;
         let want = |at: usize| splat(self.term[at] | 0x20);
         let (want_first, want_second) = (want(first), want(second));
-        let matches_at = |place: usize| {
+        let mut matches_at = |place: usize| {
             bytes
                 .get(place..place + self.term.len())
                 .is_some_and(|here| here.eq_ignore_ascii_case(self.term))
+                && found(place)
         };
         let mut at = 0;
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -572,7 +616,7 @@ impl<'t> TermProbe<'t> {
                 crate::word::load_four_vectors(bytes, at + second),
             ) {
                 let hits = (0..4).fold(u8x16_splat(0), |hits, k| v128_or(hits, same(at_first[k], at_second[k])));
-                if v128_any_true(hits) && (at..at + 64).any(matches_at) {
+                if v128_any_true(hits) && (at..at + 64).any(&mut matches_at) {
                     return true;
                 }
                 at += 64;
@@ -581,7 +625,7 @@ impl<'t> TermProbe<'t> {
                 crate::word::load_vector(bytes, at + first),
                 crate::word::load_vector(bytes, at + second),
             ) {
-                if v128_any_true(same(at_first, at_second)) && (at..at + 16).any(matches_at) {
+                if v128_any_true(same(at_first, at_second)) && (at..at + 16).any(&mut matches_at) {
                     return true;
                 }
                 at += 16;
@@ -589,7 +633,7 @@ impl<'t> TermProbe<'t> {
         }
         while let (Some(at_first), Some(at_second)) = (load(bytes, at + first), load(bytes, at + second)) {
             let differ = ((at_first | splat(0x20)) ^ want_first) | ((at_second | splat(0x20)) ^ want_second);
-            if has_zero(differ) && (at..at + 8).any(matches_at) {
+            if has_zero(differ) && (at..at + 8).any(&mut matches_at) {
                 return true;
             }
             at += 8;

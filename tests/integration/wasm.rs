@@ -4,7 +4,7 @@
 
 use crate::zstd_frame;
 use dsh_session_search::json::{Json, ParseLimits};
-use dsh_session_search::search::tokenizer::{may_contain_token, printed_event_may_contain_token};
+use dsh_session_search::search::tokenizer::{counted_tokens, may_contain_token, printed_event_may_contain_token};
 use dsh_session_search::wasm::{WasmArchive, call_static_method, methods};
 use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
@@ -537,6 +537,23 @@ fn strings_parse_with_an_escape_at_every_offset() {
             }
             let raw = format!("\"{before}\u{1}{after}\"");
             assert!(Json::parse(&raw, ParseLimits::default()).is_err(), "{raw:?}");
+        }
+    }
+}
+
+/// The tokens that are a term are counted where the term lies at every place of four vectors,
+/// a vector, a word and the tail: as a token of its own, inside a longer run of letters, twice,
+/// and next to a letter that is not ASCII (which only the tokenizer can tell about).
+#[wasm_bindgen_test]
+fn a_terms_tokens_are_counted_at_every_offset() {
+    for len in 0..160 {
+        for at in 0..=len {
+            let (before, after) = (" ".repeat(at), "-".repeat(len - at));
+            assert_eq!(counted_tokens(&format!("{before}TeRm{after}"), "term"), Some(1));
+            assert_eq!(counted_tokens(&format!("{before}term.TERM{after}"), "term"), Some(2));
+            assert_eq!(counted_tokens(&format!("{before}語term{after}"), "term"), None);
+            let joined = format!("{}TeRm{}", "x".repeat(at), "y".repeat(len - at));
+            assert_eq!(counted_tokens(&joined, "term"), Some(u32::from(len == 0)), "{joined}");
         }
     }
 }

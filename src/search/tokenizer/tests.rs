@@ -1126,6 +1126,45 @@ fn a_probe_finds_what_it_looks_for_wherever_it_lies() {
     assert!(held[1] > 4_000, "{held:?}");
 }
 
+/// Where the probe counts a term's tokens, the count is the tokenizer's in both modes; it
+/// counts in every ASCII text, and declines only where a character that is not ASCII is next to
+/// the term or folding may make ASCII. Texts of all lengths, so the term lies across every
+/// place of the sixty-four-, sixteen- and eight-place looks.
+#[test]
+fn a_probe_counts_the_tokens_that_are_its_term_as_the_tokenizer_does() {
+    use super::TermProbe;
+    let pieces = [
+        "a", "A", "b", "B", "1", "q", " ", "-", "_", "\n", "ab", "AB", "a1", "ba", "é", "\u{301}", "数", "ж", "—",
+    ];
+    let terms = ["a", "ab", "1", "a1", "ba", "aba", "b"];
+    let mut next = crate::testing::xorshift(0xC0_u64);
+    let mut counted = [0; 2];
+    for round in 0..20_000 {
+        // Mostly ASCII pieces; now and then anything.
+        let choices = if round % 3 == 0 { pieces.len() } else { 14 };
+        let text: String = (0..next(90)).map(|_| pieces[next(choices)]).collect();
+        let term = terms[next(terms.len())];
+        let probe = TermProbe::new(term).expect("an ASCII term");
+        let count = probe.count_tokens(&text);
+        if text.is_ascii() {
+            assert!(count.is_some(), "{term:?} counted in ASCII {text:?}");
+        }
+        let Some(count) = count else { continue };
+        for mode in TokenizerMode::ALL {
+            let tokens = tokenize(&text, mode);
+            let expected = tokens.iter().filter(|t| t.text == term).count();
+            assert_eq!(count as usize, expected, "{term:?} in {text:?} ({mode:?})");
+        }
+        counted[usize::from(count > 0)] += 1;
+    }
+    assert!(counted[0] > 2_000 && counted[1] > 2_000, "{counted:?}");
+    let probe = TermProbe::new("ab").expect("an ASCII term");
+    assert_eq!(probe.count_tokens("ab数"), None, "a letter that is not ASCII may join the token");
+    assert_eq!(probe.count_tokens("Ab ab-AB"), Some(3));
+    assert_eq!(probe.count_tokens("abab ab1 ab"), Some(1));
+    assert_eq!(probe.count_tokens("é ab"), None, "é folds into ASCII");
+}
+
 /// What folding may turn into ASCII, told byte by byte: the reference the probe is held to.
 fn may_fold_into_ascii(text: &str) -> bool {
     let bytes = text.as_bytes();
