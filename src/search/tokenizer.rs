@@ -601,7 +601,7 @@ impl<'t> TermProbe<'t> {
         let mut at = 0;
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
         {
-            use std::arch::wasm32::{u8x16_eq, u8x16_splat, v128_and, v128_any_true, v128_or};
+            use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, v128_and, v128_any_true, v128_or};
             let want = |at: usize| u8x16_splat(self.term[at] | 0x20);
             let (want_first, want_second, case) = (want(first), want(second), u8x16_splat(0x20));
             // Where both rare bytes are where they would be.
@@ -615,9 +615,13 @@ impl<'t> TermProbe<'t> {
                 crate::word::load_four_vectors(bytes, at + first),
                 crate::word::load_four_vectors(bytes, at + second),
             ) {
-                let hits = (0..4).fold(u8x16_splat(0), |hits, k| v128_or(hits, same(at_first[k], at_second[k])));
-                if v128_any_true(hits) && (at..at + 64).any(&mut matches_at) {
-                    return true;
+                let hits: [_; 4] = std::array::from_fn(|k| same(at_first[k], at_second[k]));
+                if v128_any_true(hits.into_iter().fold(u8x16_splat(0), |any, hit| v128_or(any, hit))) {
+                    // Only the places with both bytes are looked at.
+                    let marks = (0..4).fold(0, |marks, k| marks | u64::from(u8x16_bitmask(hits[k])) << (16 * k));
+                    if marked_places(at, marks).any(&mut matches_at) {
+                        return true;
+                    }
                 }
                 at += 64;
             }
@@ -625,7 +629,8 @@ impl<'t> TermProbe<'t> {
                 crate::word::load_vector(bytes, at + first),
                 crate::word::load_vector(bytes, at + second),
             ) {
-                if v128_any_true(same(at_first, at_second)) && (at..at + 16).any(&mut matches_at) {
+                let marks = u64::from(u8x16_bitmask(same(at_first, at_second)));
+                if marks != 0 && marked_places(at, marks).any(&mut matches_at) {
                     return true;
                 }
                 at += 16;
@@ -640,6 +645,18 @@ impl<'t> TermProbe<'t> {
         }
         (at..bytes.len()).any(matches_at)
     }
+}
+
+/// The places `at + i` for each bit `i` set in `marks`, in order.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn marked_places(at: usize, mut marks: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let place = at + marks.trailing_zeros() as usize;
+        (marks != 0).then(|| {
+            marks &= marks - 1;
+            place
+        })
+    })
 }
 
 /// What [`look_for_pair`] found.

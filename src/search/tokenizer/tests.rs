@@ -1159,7 +1159,11 @@ fn a_probe_counts_the_tokens_that_are_its_term_as_the_tokenizer_does() {
     }
     assert!(counted[0] > 2_000 && counted[1] > 2_000, "{counted:?}");
     let probe = TermProbe::new("ab").expect("an ASCII term");
-    assert_eq!(probe.count_tokens("ab数"), None, "a letter that is not ASCII may join the token");
+    assert_eq!(
+        probe.count_tokens("ab数"),
+        None,
+        "a letter that is not ASCII may join the token"
+    );
     assert_eq!(probe.count_tokens("Ab ab-AB"), Some(3));
     assert_eq!(probe.count_tokens("abab ab1 ab"), Some(1));
     assert_eq!(probe.count_tokens("é ab"), None, "é folds into ASCII");
