@@ -1765,15 +1765,20 @@ fn member_at(text: &str, key: &str) -> Option<usize> {
     None
 }
 
-/// The index just past the string whose opening quote is at `at`.
+/// The index just past the string whose opening quote is at `at`: the first quote after it
+/// that an even run of backslashes (an escaped backslash each) precedes. Looking for quotes
+/// alone passes over the escapes between them (a tool's output escapes a line feed every few
+/// dozen bytes, and quotes far less often); each backslash is looked back at once at most, as
+/// a quote ends every run of them.
 fn skip_string(bytes: &[u8], at: usize) -> usize {
     let mut i = at + 1;
-    while let Some(found) = memchr::memchr2(b'"', b'\\', bytes.get(i..).unwrap_or_default()) {
-        i += found;
-        if bytes[i] == b'"' {
-            return i + 1;
+    while let Some(found) = memchr::memchr(b'"', bytes.get(i..).unwrap_or_default()) {
+        let quote = i + found;
+        let backslashes = bytes[..quote].iter().rev().take_while(|&&b| b == b'\\').count();
+        if backslashes % 2 == 0 {
+            return quote + 1;
         }
-        i += 2;
+        i = quote + 1;
     }
     bytes.len()
 }
@@ -1847,6 +1852,22 @@ mod tests {
             Some(r#"[1,{"y":"\\"}]"#),
             "stops at the value's end"
         );
+    }
+
+    /// A printed string ends at the first quote an even run of backslashes precedes, however
+    /// quotes and backslashes mix in it.
+    #[test]
+    fn a_member_is_found_past_strings_of_quotes_and_backslashes() {
+        let pieces = ["\\", "\"", "\\\"", "\n", "a", "\\\\", "\u{1}"];
+        let mut next = crate::testing::xorshift(0xB5);
+        for _ in 0..5_000 {
+            let string: String = (0..next(12)).map(|_| pieces[next(pieces.len())]).collect();
+            let printed = Json::str(&string).to_string();
+            let text = format!(r#"{{"a":{printed},"b":[{printed}],"c":1}}"#);
+            assert_eq!(member_text(&text, "a"), Some(printed.as_str()), "{text}");
+            assert_eq!(member_text(&text, "b"), Some(format!("[{printed}]").as_str()), "{text}");
+            assert_eq!(member_text(&text, "c"), Some("1"), "{text}");
+        }
     }
 
     #[test]
