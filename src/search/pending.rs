@@ -107,25 +107,28 @@ pub(super) fn scan_session(
     kinds: &mut Interner,
     scanned: &mut Scanned,
 ) {
-    let Some(longest) = phrase.iter().max_by_key(|term| term.len()) else {
+    if phrase.is_empty() {
         return;
-    };
+    }
     let session: Arc<str> = Arc::from(id);
     let before = scanned.matches.len();
     let events = &source.log.events;
-    // Made once: every run, event and document of the session is held to them.
-    let term = TermProbe::new(longest);
-    let printed = term.clone().map(TermProbe::for_printed_events);
-    let may_hold = |text: &str| printed.as_ref().is_none_or(|probe| probe.may_hold(text));
-    // A run's covering text first, then its events one by one where it may hold the term.
+    let phrase = Phrase::new(phrase);
+    // Made once: every run, event and document of the session is held to them. A text holds
+    // the phrase only where it holds each of its terms: the longest is looked for first.
+    let mut terms = phrase.terms.clone();
+    terms.sort_by_key(|term| std::cmp::Reverse(term.len()));
+    let probes: Vec<TermProbe<'_>> = terms.into_iter().filter_map(TermProbe::new).collect();
+    let printed: Vec<TermProbe<'_>> = probes.iter().cloned().map(TermProbe::for_printed_events).collect();
+    let may_hold = |text: &str| printed.iter().all(|probe| probe.may_hold(text));
+    // A run's covering text first, then its events one by one where they may hold the terms.
     let candidates = text_runs(events)
         .filter(|(_, covering)| may_hold(covering))
         .flat_map(|(run, _)| run)
         .filter(|&index| may_hold(&events[index].text()));
-    let phrase = Phrase::new(phrase);
     for index in candidates {
         for (record, text, changed) in event_documents(source, index) {
-            let Some(match_count) = merged_span_count(&text, &phrase, term.as_ref(), mode) else {
+            let Some(match_count) = merged_span_count(&text, &phrase, &probes, mode) else {
                 continue;
             };
             let meta = super::build::document_meta(kinds, &session, &record, &text, changed);
@@ -140,22 +143,18 @@ pub(super) fn scan_session(
 }
 
 /// How many merged spans `phrase` makes in `text` ([`merge_spans`], as the index counts
-/// them); `None` without an occurrence. A text that cannot hold the phrase's longest term
-/// (`longest`'s probe, `None` when any text may; its event's JSON may hold it only in a key or
-/// another field) is not tokenized.
-fn merged_span_count(
-    text: &str,
-    phrase: &Phrase<'_>,
-    longest: Option<&TermProbe<'_>>,
-    mode: TokenizerMode,
-) -> Option<u32> {
+/// them); `None` without an occurrence. A text that cannot hold one of the phrase's terms
+/// (`probes`, one for each ASCII term; its event's JSON may hold it only in a key or another
+/// field) is not tokenized, and one term's tokens are counted by its probe where it can.
+fn merged_span_count(text: &str, phrase: &Phrase<'_>, probes: &[TermProbe<'_>], mode: TokenizerMode) -> Option<u32> {
     // One term: each token that is the term is a span of its own.
-    if phrase.len() == 1
-        && let Some(count) = longest.and_then(|probe| probe.count_tokens(text))
+    if let [probe] = probes
+        && phrase.len() == 1
+        && let Some(count) = probe.count_tokens(text)
     {
         return (count > 0).then_some(count);
     }
-    if longest.is_some_and(|probe| !probe.may_hold(text)) {
+    if probes.iter().any(|probe| !probe.may_hold(text)) {
         return None;
     }
     let starts = phrase.occurrences(text, mode);
