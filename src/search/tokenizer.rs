@@ -477,7 +477,10 @@ pub fn printed_event_may_contain_token(printed: &str, term: &str) -> bool {
 /// characters it folds into ASCII (Latin letters with a diacritic, the Kelvin sign) or deletes
 /// (combining diacritics). In a text without those, a token that is an ASCII term is a run of
 /// ASCII letters and digits that equals the term but for case, so the term is in the text as
-/// such a substring. Any other text may hold it.
+/// such a substring, with no ASCII letter or digit next to it. Any other text may hold it. In
+/// an event's printed JSON a letter right before the term may end an escape (`\n`), so there
+/// one only rules the place out when a backslash is not before it: a key such as `isError`
+/// then no longer makes its event one to read for `error`.
 ///
 /// A scan through unindexed text runs this over every byte, so each look tests sixty-four
 /// places at a time with wasm SIMD (four vectors, one branch), then sixteen, else eight
@@ -579,9 +582,17 @@ impl<'t> TermProbe<'t> {
         (!unsure).then_some(count)
     }
 
-    /// Whether `bytes` holds the term but for case.
+    /// Whether `bytes` holds the term but for case where it may be a token: with no ASCII
+    /// letter or digit after it, nor before it unless a backslash is before that (an escape).
     fn holds_term(&self, bytes: &[u8]) -> bool {
-        self.find_term(bytes, |_| true)
+        let len = self.term.len();
+        self.find_term(bytes, |place| {
+            let joined_after = bytes.get(place + len).is_some_and(u8::is_ascii_alphanumeric);
+            let joined_before = place.checked_sub(1).is_some_and(|before| {
+                bytes[before].is_ascii_alphanumeric() && (before == 0 || bytes[before - 1] != b'\\')
+            });
+            !joined_after && !joined_before
+        })
     }
 
     /// Calls `found` with each place where `bytes` holds the term but for case, in order,

@@ -558,7 +558,8 @@ fn a_terms_tokens_are_counted_at_every_offset() {
     }
 }
 
-/// A look for a term through unindexed text finds it, and what folding may turn into ASCII
+/// A look for a term through unindexed text finds it where it may be a token (not within a
+/// longer run of letters, but after an escape's letter), and what folding may turn into ASCII
 /// (and, in an event's printed JSON, a `\u` escape), at every place of four vectors, a vector,
 /// a word and the tail (sixty-four places at a time with wasm SIMD, then sixteen, eight and one
 /// by one), and passes over text holding none of them.
@@ -569,9 +570,12 @@ fn a_term_is_found_at_every_offset() {
         assert!(!may_contain_token(&plain, "term"), "{plain}");
         assert!(!printed_event_may_contain_token(&plain, "term"), "{plain}");
         for at in 0..=len {
-            let (before, after) = ("x".repeat(at), "y".repeat(len - at));
+            let (before, after) = ("-".repeat(at), ".".repeat(len - at));
             let cases = [
                 ("TeRm", true),
+                ("xTeRm", false),
+                ("TeRm1", false),
+                ("\\nTeRm", true),
                 ("é", true),
                 ("語", false),
                 ("teR", false),
