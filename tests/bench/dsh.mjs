@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { oracleImport } from './lib/oracle.mjs';
-import { peakRss, readCorpus, runPrepare, runQueries } from './lib/measure.mjs';
+import { FIRST_QUERY, peakRss, readCorpus, runPrepare, runQueries } from './lib/measure.mjs';
 
 const { values: argv } = parseArgs({ options: { corpus: { type: 'string' }, plan: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string', default: '5' }, reps: { type: 'string', default: '5' }, db: { type: 'string', default: ':memory:' } } });
 if (!argv.corpus || !argv.plan || !argv.out) { console.error('usage: node dsh.mjs --corpus DIR --plan PLAN.json --out FILE.json [--runs N] [--reps N] [--db PATH]'); process.exit(2); }
@@ -31,7 +31,7 @@ const q = ctx.sessionQuery;
 global.gc?.();
 const before = process.memoryUsage();
 let t = performance.now();
-await q.searchSessions({ query: 'zzyzx qwertyuiop' });
+await q.searchSessions({ query: FIRST_QUERY });
 const reconcileMs = performance.now() - t;
 global.gc?.();
 const after = process.memoryUsage();

@@ -9,6 +9,14 @@
 //   then `reps` times one event is appended and the event's unique word searched for, which
 //   must find the live session first.
 
+/**
+ * Every engine's first search, asked as soon as it can be: one common word (about one line in
+ * seven of the bench corpus's logs holds it), the kind of search a user types first. Where the
+ * index does not answer yet, it reads every event and extracts the many that may hold it; a
+ * phrase found nowhere, the first search until this was set, extracts none.
+ */
+export const FIRST_QUERY = 'error';
+
 /** Nearest-rank percentile of `samples` (ms). */
 export function percentile(samples, p) {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -175,7 +183,7 @@ export async function runPackage({ SessionArchive, entries, queries, plan, fallb
   // As an app would: the index builds in the background (in steps) and the first search does
   // not wait for it. Then the build is let finish.
   const build = archive.buildIndex();
-  await archive.searchSessions({ query: 'zzyzx qwertyuiop' });
+  await archive.searchSessions({ query: FIRST_QUERY });
   const firstResult = performance.now();
   await build;
   const indexed = performance.now();
