@@ -3,7 +3,7 @@
 //! grouping, paging, snippets and cursors. Providers only find phrase occurrences.
 
 use super::build::Build;
-use super::pending::{Scanned, scan_session};
+use super::pending::{Scanned, Wanted, scan_session};
 use super::phrase::Phrase;
 use super::rank::{
     RankKey, compare_events, compare_sessions, merge_spans, snippet_at_byte, snippet_reach, snippet_with_highlights,
@@ -1317,6 +1317,7 @@ impl<P: SearchProvider> SearchEngine<P> {
                         &phrase,
                         self.mode,
                         &request.filters,
+                        Wanted::Every,
                         &mut kinds,
                         &mut scanned,
                     );

@@ -13,7 +13,7 @@ use super::phrase::Phrase;
 use super::rank::merge_spans;
 use super::tokenizer::{TermProbe, TokenizerMode};
 use crate::corpus::{Corpus, SessionRecord, Source};
-use crate::event::text_runs;
+use crate::event::{Event, text_runs};
 use crate::filters::EventFilter;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -78,7 +78,8 @@ impl Pending {
         }
     }
 
-    /// Matches `phrase` in every unindexed session.
+    /// Matches `phrase` in every unindexed session, finding in each the documents that may be
+    /// its strongest match (what `searchSessions` ranks sessions by).
     pub(super) fn scan(
         &self,
         corpus: &Corpus,
@@ -90,20 +91,42 @@ impl Pending {
         let mut kinds = Interner::default();
         for id in &self.unindexed {
             if let Ok(source) = corpus.source(id) {
-                scan_session(id, &source, phrase, mode, filters, &mut kinds, &mut scanned);
+                scan_session(
+                    id,
+                    &source,
+                    phrase,
+                    mode,
+                    filters,
+                    Wanted::Strongest,
+                    &mut kinds,
+                    &mut scanned,
+                );
             }
         }
         scanned
     }
 }
 
-/// Adds the documents of one session that contain `phrase` and pass `filters` to `scanned`.
+/// Which of a session's matching documents a scan must find.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wanted {
+    /// Every one (`searchEvents` ranks them all).
+    Every,
+    /// Those that may be the session's strongest (`searchSessions` ranks sessions by it): a
+    /// document with fewer spans than another that passes the filters is never that.
+    Strongest,
+}
+
+/// Adds the documents of one session that contain `phrase` and pass `filters` to `scanned`
+/// (with [`Wanted::Strongest`], at least those that may be its strongest).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn scan_session(
     id: &str,
     source: &Source<'_>,
     phrase: &[String],
     mode: TokenizerMode,
     filters: &[EventFilter],
+    wanted: Wanted,
     kinds: &mut Interner,
     scanned: &mut Scanned,
 ) {
@@ -120,25 +143,58 @@ pub(super) fn scan_session(
     terms.sort_by_key(|term| std::cmp::Reverse(term.len()));
     let probes: Vec<TermProbe<'_>> = terms.into_iter().filter_map(TermProbe::new).collect();
     let printed: Vec<TermProbe<'_>> = probes.iter().cloned().map(TermProbe::for_printed_events).collect();
-    let may_hold = |text: &str| printed.iter().all(|probe| probe.may_hold(text));
-    // A run's covering text first, then its events one by one where they may hold the terms.
-    let candidates = text_runs(events)
-        .filter(|(_, covering)| may_hold(covering))
-        .flat_map(|(run, _)| run)
-        .filter(|&index| may_hold(&events[index].text()));
-    for index in candidates {
+    let candidates = candidates(events, &printed, phrase.len(), wanted);
+    let mut strongest = 0;
+    for (bound, index) in candidates {
+        if bound < strongest {
+            break;
+        }
         for (record, text, changed) in event_documents(source, index) {
             let Some(match_count) = merged_span_count(&text, &phrase, &probes, mode) else {
                 continue;
             };
             let meta = super::build::document_meta(kinds, &session, &record, &text, changed);
             if super::engine::event_passes(&meta, filters) {
+                if wanted == Wanted::Strongest {
+                    strongest = strongest.max(match_count);
+                }
                 scanned.matches.push((meta, match_count));
             }
         }
     }
     if scanned.matches.len() > before {
         scanned.records.insert(session, source.record());
+    }
+}
+
+/// The events of a session that may hold every term `printed` looks for (a run's covering
+/// text first, then its events one by one), each with a bound on the spans a document of it
+/// may hold, in the order to read them (see [`scan_session`]).
+fn candidates(events: &[Event], printed: &[TermProbe<'_>], phrase_len: usize, wanted: Wanted) -> Vec<(u32, usize)> {
+    let may_hold = |text: &str| printed.iter().all(|probe| probe.may_hold(text));
+    let runs = text_runs(events)
+        .filter(|(_, covering)| may_hold(covering))
+        .flat_map(|(run, _)| run);
+    match (wanted, printed) {
+        // One word's tokens in a document are at most its places in the event's printed JSON
+        // that may be tokens: the events are read most such places first, and once a document
+        // with more spans than an event's bound passes the filters, none after it can be the
+        // strongest.
+        (Wanted::Strongest, [word]) if phrase_len == 1 => {
+            let mut bounded: Vec<(u32, usize)> = runs
+                .filter_map(|index| {
+                    let bound = word.token_bound(&events[index].text()).unwrap_or(u32::MAX);
+                    (bound > 0).then_some((bound, index))
+                })
+                .collect();
+            // Stable: events of one bound stay in log order.
+            bounded.sort_by_key(|&(bound, _)| std::cmp::Reverse(bound));
+            bounded
+        }
+        _ => runs
+            .filter(|&index| may_hold(&events[index].text()))
+            .map(|index| (u32::MAX, index))
+            .collect(),
     }
 }
 

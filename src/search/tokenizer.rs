@@ -582,17 +582,41 @@ impl<'t> TermProbe<'t> {
         (!unsure).then_some(count)
     }
 
+    /// At most how many tokens of the term the documents of an event printed as `printed`
+    /// (a probe for printed events) hold each: the places [`TermProbe::may_hold`] looks for,
+    /// counted. `None` where the JSON has a `\\u` escape or a character that may fold into
+    /// ASCII: they may spell the term anywhere.
+    pub(crate) fn token_bound(&self, printed: &str) -> Option<u32> {
+        let bytes = printed.as_bytes();
+        match look_for_pair(bytes, *b"\\u") {
+            PairLook::Found => return None,
+            PairLook::Absent { ascii } if !ascii && may_fold_into_ascii(bytes) => return None,
+            PairLook::Absent { .. } => {}
+        }
+        let mut places = 0;
+        self.find_term(bytes, |place| {
+            places += u32::from(self.may_be_token_at(bytes, place));
+            false
+        });
+        Some(places)
+    }
+
     /// Whether `bytes` holds the term but for case where it may be a token: with no ASCII
     /// letter or digit after it, nor before it unless a backslash is before that (an escape).
     fn holds_term(&self, bytes: &[u8]) -> bool {
-        let len = self.term.len();
-        self.find_term(bytes, |place| {
-            let joined_after = bytes.get(place + len).is_some_and(u8::is_ascii_alphanumeric);
-            let joined_before = place.checked_sub(1).is_some_and(|before| {
-                bytes[before].is_ascii_alphanumeric() && (before == 0 || bytes[before - 1] != b'\\')
-            });
-            !joined_after && !joined_before
-        })
+        self.find_term(bytes, |place| self.may_be_token_at(bytes, place))
+    }
+
+    /// Whether the term found at `place` in `bytes` may be a token there (see `holds_term`).
+    #[inline(always)]
+    fn may_be_token_at(&self, bytes: &[u8], place: usize) -> bool {
+        let joined_after = bytes
+            .get(place + self.term.len())
+            .is_some_and(u8::is_ascii_alphanumeric);
+        let joined_before = place
+            .checked_sub(1)
+            .is_some_and(|before| bytes[before].is_ascii_alphanumeric() && (before == 0 || bytes[before - 1] != b'\\'));
+        !joined_after && !joined_before
     }
 
     /// Calls `found` with each place where `bytes` holds the term but for case, in order,

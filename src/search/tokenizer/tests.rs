@@ -1229,7 +1229,8 @@ fn may_contain_token_is_false_only_where_no_token_is_the_term() {
 }
 
 /// A text holding a term as a token, printed as `JSON.stringify` prints it (escapes before the
-/// term, quotes and backslashes about it), is never one the probe for printed events rules out.
+/// term, quotes and backslashes about it), is never one the probe for printed events rules out,
+/// and holds no more such tokens than the probe's bound.
 #[test]
 fn a_printed_text_holding_the_term_is_never_ruled_out() {
     use super::printed_event_may_contain_token;
@@ -1243,6 +1244,15 @@ fn a_printed_text_holding_the_term_is_never_ruled_out() {
         let text: String = (0..next(14)).map(|_| pieces[next(pieces.len())]).collect();
         let term = terms[next(terms.len())];
         let printed = crate::json::Json::str(&text).to_string();
+        let probe = super::TermProbe::new(term).expect("an ASCII term").for_printed_events();
+        let tokens = |mode| tokenize(&text, mode).iter().filter(|t| t.text == term).count();
+        if let Some(bound) = probe.token_bound(&printed) {
+            let most = TokenizerMode::ALL.map(tokens).into_iter().max().unwrap_or(0);
+            assert!(
+                bound as usize >= most,
+                "{term:?}: {most} tokens in {text:?}, bound {bound}"
+            );
+        }
         if printed_event_may_contain_token(&printed, term) {
             continue;
         }
