@@ -112,6 +112,15 @@ export interface SessionArchiveOptions {
   /** A lazy source: the archive lists its logs by their headers and reads each log's bytes
    *  only when a call needs that session (every log before the first search). */
   source?: SessionSource;
+  /**
+   * Helper workers started now, ahead of the load or index build that will take them: that
+   * load then neither waits for their start nor runs its first part on unoptimised code, for
+   * meanwhile each warms the module's code up in its own thread, as `warmUp()` does. Default:
+   * as many as a large load starts (one less than the cores, at most 4; none where workers are
+   * not available, as in workerd); `0` starts none. They never keep a Node process running;
+   * the next load or build takes them, and the next archive created starts others.
+   */
+  readers?: number;
 }
 
 /** One stored log of a lazy source. `path` binds it as a load entry's path does (a

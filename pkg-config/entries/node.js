@@ -19,7 +19,9 @@ const readers = {
       worker.on('error', onError);
       worker.on('exit', onError);
     };
-    return helperOver(worker, subscribe, () => worker.terminate());
+    // A helper keeps the process alive only while it has work.
+    const hold = (held) => (held ? worker.ref() : worker.unref());
+    return helperOver(worker, subscribe, () => worker.terminate(), hold);
   },
 };
 

@@ -2,7 +2,7 @@
 // JSON text across the boundary, JS values out, coded errors only. An entry gives `createApi`
 // a function that returns the initialised raw module (or a Promise of it).
 
-import { Prefetch, ReadAhead, readerCount } from './readers.js';
+import { PARALLEL_LOAD_BYTES, Prefetch, ReadAhead, WARM_UP_PATH, WARM_UP_ROUNDS, readerCount } from './readers.js';
 import { REPORT_EVERY_MS, settlesWithin, yieldToEventLoop } from './tasks.js';
 import { SegmentBuilders, builderCount } from './segments.js';
 import {
@@ -85,6 +85,11 @@ function checkSignal(signal, where) {
     throw argumentError(`${where}.signal must be an AbortSignal`);
   }
   return signal;
+}
+
+/** A count of helper workers (`readers`, `builders`). */
+function checkHelperCount(count, where) {
+  if (!(Number.isSafeInteger(count) && count >= 0)) throw argumentError(`${where} must be a non-negative integer`);
 }
 
 function checkFunction(fn, where) {
@@ -314,13 +319,6 @@ const BUILD_OPTION_KEYS = new Set(['signal', 'onProgress', 'stepBytes', 'builder
 /** Document text one index step reads: tens of milliseconds of wasm work between reports. */
 const INDEX_STEP_BYTES = 256 * 1024;
 /**
- * `warmUp`'s rounds and where its log sits (a dropped folder's path: the log's header agrees).
- * Over the 100k bench corpus in Node (one thread, V8's compiles counted), a load after 32
- * rounds took 15% fewer instructions than a first load.
- */
-const WARM_UP_ROUNDS = 32;
-const WARM_UP_PATH = 'warm-up/--srv-build-web-ui--/9c1df3f9-1bdf-47ac-a5ff-26699fb617d7/session.jsonl.zstd';
-/**
  * `loadRaw` returns the initialised raw module (or a Promise of it); `readers`, where the
  * runtime has workers, is `{cores(), spawn()}`: a helper that reads logs in parallel;
  * `warmUpLog`, where the runtime can read the package's files, returns (a Promise of) the
@@ -353,20 +351,51 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
     return rawPromise;
   }
 
+  /** Helpers started before any load or build asked for them (`standBy`), idle until one does. */
+  let standing = [];
+
   /**
-   * `count` helper workers, or null when there are none to start: none asked for, or no
-   * workers here after all (a sandbox, a policy), and the work is done in this thread alone.
+   * `count` helper workers (those standing by first), or null when there are none to start:
+   * none asked for, or no workers here after all (a sandbox, a policy), and the work is done
+   * in this thread alone.
    */
   function spawnHelpers(count) {
     if (count === 0) return null;
-    const helpers = [];
+    const helpers = standing.splice(0, count);
+    for (const helper of helpers) helper.hold(true);
     try {
-      for (let i = 0; i < count; i++) helpers.push(readers.spawn());
+      while (helpers.length < count) helpers.push(readers.spawn());
     } catch {
       for (const helper of helpers) helper.close();
       return null;
     }
     return helpers;
+  }
+
+  /**
+   * Has `requested` helpers stand by (default: as many as a large load starts), starting
+   * those missing, so that a load (or build) asked for later neither waits for their start
+   * (50-100 ms) nor runs its first part on unoptimised code: meanwhile each new one warms the
+   * engine's code up in its own thread (the engine shares optimised code among a module's
+   * instances). Over the 100k bench corpus a first load took 303-328 ms in a Chromium worker
+   * against 398-403 (three alternating runs each), 272-291 ms in Node against 320-392 (four).
+   * The next load or build takes them; the next archive created starts others.
+   */
+  function standBy(requested) {
+    if (readers === null) return;
+    const count = readerCount(requested, PARALLEL_LOAD_BYTES, readers.cores()) - standing.length;
+    if (count <= 0) return;
+    const helpers = spawnHelpers(count) ?? [];
+    for (const helper of helpers) helper.hold(false);
+    standing.push(...helpers);
+    if (warmUpLog === null || helpers.length === 0) return;
+    warmUpBytes().then(
+      (log) => {
+        for (const helper of helpers) helper.warmUp(log);
+      },
+      // Without its log a helper only stands by.
+      () => {},
+    );
   }
 
   /** Runs one synchronous raw call; coded errors become the package's, traps poison the module. */
@@ -416,10 +445,16 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
         ({ source, ...settings } = settings);
         checkSource(source);
       }
+      let readersAhead;
+      if (settings.readers !== undefined) {
+        ({ readers: readersAhead, ...settings } = settings);
+        checkHelperCount(readersAhead, 'SessionArchive.create options.readers');
+      }
       checkJsonValue(settings, 'SessionArchive.create options');
       const json = JSON.stringify(settings);
       const module = await raw();
       const archive = new SessionArchive(guard(() => new module.WasmArchive(json)));
+      standBy(readersAhead);
       if (source === undefined) return archive;
       try {
         await archive.#list(source);
@@ -576,9 +611,7 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
       if (settings.strict !== undefined && typeof settings.strict !== 'boolean') {
         throw argumentError('load options.strict must be a boolean');
       }
-      if (settings.readers !== undefined && !(Number.isSafeInteger(settings.readers) && settings.readers >= 0)) {
-        throw argumentError('load options.readers must be a non-negative integer');
-      }
+      if (settings.readers !== undefined) checkHelperCount(settings.readers, 'load options.readers');
       const signal = checkSignal(settings.signal, 'load options');
       const onProgress = checkFunction(settings.onProgress, 'load options.onProgress');
       const entries = normaliseInputs(inputs);
@@ -919,9 +952,7 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
       if (!Number.isSafeInteger(stepBytes) || stepBytes < 1) {
         throw argumentError('buildIndex options.stepBytes must be a positive integer');
       }
-      if (settings.builders !== undefined && !(Number.isSafeInteger(settings.builders) && settings.builders >= 0)) {
-        throw argumentError('buildIndex options.builders must be a non-negative integer');
-      }
+      if (settings.builders !== undefined) checkHelperCount(settings.builders, 'buildIndex options.builders');
       // Jobs handed out by an earlier build that was stopped have no helper any more.
       guard(() => this.#open().indexReclaimJobs());
       let builders = null;

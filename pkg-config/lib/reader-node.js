@@ -13,6 +13,7 @@ const module = () => {
 const work = {
   read: (m, ticket, bytes, spare) => m.readLogForTransfer(ticket, bytes, spare),
   build: (m, job) => m.buildIndexSegment(job),
+  warmUp: (m, round, path, log) => m.warmUpRound(round, path, log),
 };
 const serve = serveHelper(module, work, (message, transfer) => parentPort.postMessage(message, transfer));
 parentPort.on('message', serve);

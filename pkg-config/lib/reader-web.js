@@ -1,13 +1,14 @@
 // A Web Worker that helps an archive in another thread (see readers.js and segments.js): it
 // reads logs for a load and builds index segments. Its first message is the compiled module
 // of the instance that started it.
-import init, { buildIndexSegment, readLogForTransfer } from '../wasm/dsh_session_search.js';
+import init, { buildIndexSegment, readLogForTransfer, warmUpRound } from '../wasm/dsh_session_search.js';
 import { serveHelper } from './readers.js';
 
 let ready;
 const work = {
   read: (_, ticket, bytes, spare) => readLogForTransfer(ticket, bytes, spare),
   build: (_, job) => buildIndexSegment(job),
+  warmUp: (_, round, path, log) => warmUpRound(round, path, log),
 };
 const serve = serveHelper(() => ready, work, (message, transfer) => self.postMessage(message, transfer));
 self.addEventListener('message', (event) => {

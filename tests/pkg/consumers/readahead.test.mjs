@@ -259,3 +259,46 @@ test('helpers start by default only for large loads, and one less than the cores
   assert.equal(readerCount(undefined, 64 << 20, 32), 4);
   assert.equal(readerCount(3, 0, 1), 3, 'as asked');
 });
+
+test('a standing helper warms up one round a task until it is asked for anything, and a trap in the warm-up breaks it', async () => {
+  const rounds = [];
+  const replies = [];
+  const work = {
+    read: (_, ticket) => new Uint8Array(ticket.size),
+    warmUp: (_, round, path, log) => rounds.push({ round, path, log }),
+  };
+  const serve = serveHelper(async () => ({}), work, (message) => replies.push(message));
+  const log = new Uint8Array([1, 2, 3]);
+  const warming = serve({ warmUp: log });
+  await pause();
+  await pause();
+  assert.ok(rounds.length > 0 && rounds.length < 32, `${rounds.length} rounds before the read: one a task`);
+  assert.deepEqual(rounds.map((r) => r.round), rounds.map((_, i) => i), 'rounds in order');
+  assert.ok(rounds.every((r) => r.log === log && r.path.endsWith('/session.jsonl.zstd')));
+  const before = rounds.length;
+  await serve({ id: 0, ticket: { size: 4 }, bytes: new Uint8Array(1) });
+  await warming;
+  assert.ok(rounds.length <= before + 1, `${rounds.length - before} rounds after the read: at most the one under way`);
+  assert.equal(replies[0].result.byteLength, 4, 'the read is answered');
+
+  // Left alone, the warm-up runs every round; a trap in one ends it and every later request.
+  const trapping = { ...work, warmUp: (_, round) => { if (round === 2) throw new RangeError('unreachable'); rounds.push(round); } };
+  const broken = serveHelper(async () => ({}), trapping, (message) => replies.push(message));
+  rounds.length = 0;
+  await broken({ warmUp: log });
+  assert.deepEqual(rounds, [0, 1], 'the warm-up stops at the trap');
+  await broken({ id: 1, ticket: { size: 4 }, bytes: new Uint8Array(1) });
+  assert.equal(replies.at(-1).result, null, 'an instance that trapped reads nothing more');
+
+  // A coded error (the warm-up log refused) only ends the warm-up.
+  const refusing = { ...work, warmUp: () => { throw Object.assign(new Error('refused'), { code: 'SESSION_LOAD_PARSE' }); } };
+  const cold = serveHelper(async () => ({}), refusing, (message) => replies.push(message));
+  await cold({ warmUp: log });
+  await cold({ id: 2, ticket: { size: 4 }, bytes: new Uint8Array(1) });
+  assert.equal(replies.at(-1).result.byteLength, 4, 'a helper whose warm-up failed still reads');
+
+  const full = [];
+  const idle = serveHelper(async () => ({}), { ...work, warmUp: (_, round) => full.push(round) }, () => {});
+  await idle({ warmUp: log });
+  assert.equal(full.length, 32, 'an idle helper runs all 32 rounds');
+});

@@ -1,9 +1,12 @@
 // The installed package's parallel reads in Node: a load whose logs helper threads read ahead
 // answers exactly as one that reads them alone, failures included, and the helpers did read
 // (a File sent to a helper is a copy, so its counting `arrayBuffer` is not the one called).
+// The helper an archive starts ahead of its loads does not keep a finished script running.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { SessionArchive, SessionArgumentError, SessionLoadError } from 'dsh-session-search';
 import { answers, countingFiles, storedEntries } from './files.mjs';
 
@@ -64,7 +67,26 @@ test('an abort while helpers read stops the load and publishes nothing', async (
 test('readers must be a non-negative integer', async () => {
   const archive = await SessionArchive.create();
   for (const readers of [-1, 1.5, '2', null]) {
-    await assert.rejects(archive.load([], { readers }), (error) => error instanceof SessionArgumentError && error.code === 'SESSION_INVALID_ARGUMENT', String(readers));
+    const invalid = (error) => error instanceof SessionArgumentError && error.code === 'SESSION_INVALID_ARGUMENT' && error.message.includes('options.readers');
+    await assert.rejects(archive.load([], { readers }), invalid, String(readers));
+    await assert.rejects(SessionArchive.create({ readers }), invalid, `create ${readers}`);
   }
   archive.free();
+  const none = await SessionArchive.create({ readers: 0, tokenizer: 'cjk' });
+  assert.deepEqual(await none.listSessions(), []);
+  none.free();
+});
+
+/** Runs ends.mjs with `args`: what it printed, once it ended. */
+function runToEnd(args) {
+  const started = performance.now();
+  const run = spawnSync(process.execPath, [fileURLToPath(new URL('./ends.mjs', import.meta.url)), ...args], { encoding: 'utf8', timeout: 20_000 });
+  assert.equal(run.error, undefined, `the script ended (${(performance.now() - started).toFixed(0)} ms)`);
+  assert.equal(run.status, 0, run.stderr);
+  return run.stdout.trim();
+}
+
+test('the helper standing by does not keep a script running, and a load that takes it loads every log', async () => {
+  assert.equal(runToEnd([]), 'created');
+  assert.equal(runToEnd([process.env.PKG_SAMPLE_ZIP]), `loaded ${logs.length}`);
 });
