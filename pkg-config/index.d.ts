@@ -644,7 +644,9 @@ export declare class SessionArchive {
    * first call) a few dozen times, one round a task, and searches it now and then while its
    * index builds, so the engine optimises the hot functions of a load and of a first search
    * first. Stops before its next round once anything else uses the archive, so a
-   * load asked for meanwhile waits one round at most. In workerd it runs no round.
+   * load asked for meanwhile waits one round at most. In workerd it runs no round. Where the
+   * archive started helpers at `create` (`SessionArchiveOptions.readers`), they run the same
+   * warm-up in their own threads, and this adds little.
    */
   warmUp(): Promise<WarmUpResult>;
 
