@@ -351,18 +351,15 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
     return rawPromise;
   }
 
-  /** Helpers started before any load or build asked for them (`standBy`), idle until one does. */
-  let standing = [];
+  /** Helpers started before any load or build asked for them (`standBy`), idle until one takes them (`takeHelpers`). */
+  const standing = [];
 
   /**
-   * `count` helper workers (those standing by first), or null when there are none to start:
-   * none asked for, or no workers here after all (a sandbox, a policy), and the work is done
-   * in this thread alone.
+   * `count` new helper workers, or null when they cannot be started here after all (a
+   * sandbox, a policy), and the work is done in this thread alone.
    */
-  function spawnHelpers(count) {
-    if (count === 0) return null;
-    const helpers = standing.splice(0, count);
-    for (const helper of helpers) helper.hold(true);
+  function startHelpers(count) {
+    const helpers = [];
     try {
       while (helpers.length < count) helpers.push(readers.spawn());
     } catch {
@@ -370,6 +367,22 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
       return null;
     }
     return helpers;
+  }
+
+  /**
+   * `count` helper workers for a load or build, those standing by first, or null when there
+   * are none: none asked for, or none could be started.
+   */
+  function takeHelpers(count) {
+    if (count === 0) return null;
+    const taken = standing.splice(0, count);
+    for (const helper of taken) helper.hold(true);
+    const started = startHelpers(count - taken.length);
+    if (started === null) {
+      for (const helper of taken) helper.close();
+      return null;
+    }
+    return [...taken, ...started];
   }
 
   /**
@@ -385,7 +398,7 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
     if (readers === null) return;
     const count = readerCount(requested, PARALLEL_LOAD_BYTES, readers.cores()) - standing.length;
     if (count <= 0) return;
-    const helpers = spawnHelpers(count) ?? [];
+    const helpers = startHelpers(count) ?? [];
     for (const helper of helpers) helper.hold(false);
     standing.push(...helpers);
     if (warmUpLog === null || helpers.length === 0) return;
@@ -697,7 +710,7 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
     /** Helpers reading the load's logs (`order`, its entries yet to read) ahead of it, or null when it reads them alone. */
     async #readAhead(handle, entries, order, requested, bytesTotal, prefetch) {
       const count = readers === null ? 0 : readerCount(requested, bytesTotal, readers.cores());
-      const helpers = spawnHelpers(count);
+      const helpers = takeHelpers(count);
       if (helpers === null) return null;
       // The load keeps what this thread reads ahead (READ_HERE) until it needs it; a read that
       // fails is read again when the load gets there, which reports the failure.
@@ -990,7 +1003,7 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
     /** Helpers building index segments, false when the build goes alone (decided once, after its first step). */
     #segmentBuilders(requested, progress) {
       const count = readers === null || progress.done ? 0 : builderCount(requested, progress.eventsTotal - progress.eventsDone, readers.cores());
-      const helpers = spawnHelpers(count);
+      const helpers = takeHelpers(count);
       return helpers === null ? false : new SegmentBuilders(helpers);
     }
 

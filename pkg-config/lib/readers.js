@@ -157,7 +157,14 @@ export function serveHelper(ready, work, reply) {
   const spares = [];
   const isTrap = (error) => !(error && typeof error === 'object' && 'code' in error);
   async function warmUp(log) {
-    const module = await ready();
+    let module;
+    try {
+      module = await ready();
+    } catch (error) {
+      // As a read that found the module failed: nothing more from this instance.
+      broken = isTrap(error);
+      return;
+    }
     for (let round = 0; round < WARM_UP_ROUNDS && !asked && !broken; round++) {
       try {
         work.warmUp(module, round, WARM_UP_PATH, log);

@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 // Not an export of the package: the file itself, as installed.
 const installed = dirname(createRequire(import.meta.url).resolve('dsh-session-search/package.json'));
 const { Prefetch, ReadAhead, helperOver, readerCount, serveHelper } = await import(pathToFileURL(join(installed, 'lib', 'readers.js')));
+const { createApi } = await import(pathToFileURL(join(installed, 'lib', 'core.js')));
 
 /**
  * A helper whose reads resolve when `release()` is called, answering `read:<entry>` or null;
@@ -260,7 +261,7 @@ test('helpers start by default only for large loads, and one less than the cores
   assert.equal(readerCount(3, 0, 1), 3, 'as asked');
 });
 
-test('a standing helper warms up one round a task until it is asked for anything, and a trap in the warm-up breaks it', async () => {
+test('a standing helper warms up one round a task until it is asked for anything; a trap in the warm-up, or a module that could not be set up, breaks it', async () => {
   const rounds = [];
   const replies = [];
   const work = {
@@ -301,4 +302,36 @@ test('a standing helper warms up one round a task until it is asked for anything
   const idle = serveHelper(async () => ({}), { ...work, warmUp: (_, round) => full.push(round) }, () => {});
   await idle({ warmUp: log });
   assert.equal(full.length, 32, 'an idle helper runs all 32 rounds');
+
+  // A module that could not be set up: the warm-up ends quietly, and the helper reads nothing.
+  const unready = serveHelper(() => Promise.reject(new Error('no module')), work, (message) => replies.push(message));
+  await unready({ warmUp: log });
+  await unready({ id: 3, ticket: { size: 4 }, bytes: new Uint8Array(1) });
+  assert.equal(replies.at(-1).result, null);
+});
+
+test('archives created keep as many helpers standing by as the last asked for, starting only those missing, each warmed up once', async () => {
+  const started = [];
+  const readers = {
+    cores: () => 4,
+    spawn() {
+      const posted = [];
+      const helper = helperOver({ postMessage: (message) => posted.push(message) }, () => {}, () => {});
+      started.push(posted);
+      return helper;
+    },
+  };
+  const module = { WasmArchive: class { call() {} free() {} } };
+  const { SessionArchive } = createApi(() => module, readers, () => new Uint8Array([7]));
+  const warmUps = () => started.map((posted) => posted.filter((message) => message.warmUp !== undefined).length);
+  await SessionArchive.create({ readers: 1 });
+  assert.equal(started.length, 1);
+  await SessionArchive.create({ readers: 3 });
+  assert.equal(started.length, 3, 'two more, beside the one standing');
+  await SessionArchive.create();
+  assert.equal(started.length, 3, 'the default (one less than the cores) stands by already');
+  await SessionArchive.create({ readers: 0 });
+  assert.equal(started.length, 3);
+  await pause();
+  assert.deepEqual(warmUps(), [1, 1, 1], 'each warmed up once');
 });
