@@ -340,20 +340,25 @@ pub fn read_log_for_transfer(
     spare: Option<js_sys::ArrayBuffer>,
 ) -> Result<Uint8Array, JsValue> {
     let read = crate::api::read_log_for_transfer(ticket, bytes)?;
-    Ok(copy_into_spare(&read, spare))
+    Ok(copy_into_spare(read.parts(), spare))
 }
 
-/// `bytes` copied to the start of `spare` if they fit, else of a new buffer a quarter larger
-/// (so that the next, slightly larger log fits too); the view of them.
-fn copy_into_spare(bytes: &[u8], spare: Option<js_sys::ArrayBuffer>) -> Uint8Array {
-    let length = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+/// `parts` copied one after the other to the start of `spare` if they fit, else of a new
+/// buffer a quarter larger (so that the next, slightly larger log fits too); the view of them.
+fn copy_into_spare(parts: [&[u8]; 2], spare: Option<js_sys::ArrayBuffer>) -> Uint8Array {
+    let length = parts.iter().map(|part| part.len()).sum::<usize>();
+    let length = u32::try_from(length).unwrap_or(u32::MAX);
     let buffer = match spare {
         Some(spare) if spare.byte_length() >= length => Uint8Array::new(&spare),
         _ => Uint8Array::new_with_length(length.saturating_add(length / 4)),
     };
-    let view = buffer.subarray(0, length);
-    view.copy_from(bytes);
-    view
+    let mut at = 0;
+    for part in parts {
+        let end = at + u32::try_from(part.len()).unwrap_or(u32::MAX);
+        buffer.subarray(at, end).copy_from(part);
+        at = end;
+    }
+    buffer.subarray(0, length)
 }
 
 /// Builds the index segment of a job an archive handed out (`indexTakeJob`), in any instance

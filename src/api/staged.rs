@@ -5,6 +5,7 @@ use super::{Archive, LoadCallOptions};
 use crate::archive::{Contents, Deferred, EntryNeeds, HEAD_BYTES, LoadOptions, LogFile};
 use crate::corpus::{LoadJob, LoadProgress, LoadReport};
 use crate::error::{Error, ErrorCode};
+use crate::log::transfer::TransferRead;
 
 fn no_load_under_way() -> Error {
     Error::invalid_argument("no load is under way: begin one first")
@@ -223,7 +224,7 @@ impl Archive {
 /// Reads one log's `bytes` as `ticket` ([`Archive::entry_ticket`]) says, in any instance, and
 /// writes what it read for [`Archive::supply_read_entry`]: how a load reads logs in parallel.
 /// Fails as the read fails; the load then reads that log itself and reports the failure.
-pub fn read_log_for_transfer(ticket: &[u8], bytes: &[u8]) -> Result<Vec<u8>, Error> {
+pub fn read_log_for_transfer(ticket: &[u8], bytes: &[u8]) -> Result<TransferRead, Error> {
     let ticket = crate::log::transfer::DecodeTicket::from_bytes(ticket)?;
     crate::log::transfer::read_for_transfer(&ticket, bytes)
 }
@@ -459,7 +460,7 @@ mod tests {
     /// Reads `entry` as a helper would; `None` when that read fails.
     fn helper_read(archive: &mut Archive, entry: usize, bytes: &[u8]) -> Option<Vec<u8>> {
         let ticket = archive.entry_ticket(entry).expect("a ticket for a log ahead");
-        read_log_for_transfer(&ticket, bytes).ok()
+        read_log_for_transfer(&ticket, bytes).ok().map(TransferRead::into_bytes)
     }
 
     #[test]

@@ -54,7 +54,7 @@ fn load_once(path: &str, log: &[u8], way: Way) -> Result<Archive, Error> {
         Way::Here => archive.supply_entry(needed.entry, log.to_vec()).map(|()| true)?,
         Way::Adopted => {
             let read = super::read_log_for_transfer(&archive.entry_ticket(needed.entry)?, log)?;
-            archive.supply_read_entry(needed.entry, read)?
+            archive.supply_read_entry(needed.entry, read.into_bytes())?
         }
         Way::Ahead => archive.read_entry_ahead(needed.entry, log)? && archive.supply_read_ahead(needed.entry)?,
     };

@@ -103,9 +103,36 @@ impl DecodeTicket {
     }
 }
 
+/// What a helper read of one log, for [`adopt`]: the events' text, then what follows it
+/// ([`TransferRead::parts`]), handed over one after the other. The text stays where the read
+/// left it, in the log's arena, and is copied once, out of the helper, instead of first into
+/// one buffer with the rest (a log's text is most of its read).
+#[derive(Debug)]
+pub struct TransferRead {
+    /// The log read; its events share the text.
+    log: SessionLog,
+    /// What follows the text.
+    rest: Vec<u8>,
+}
+
+impl TransferRead {
+    /// The text, then what follows it: the read's bytes in two parts.
+    pub fn parts(&self) -> [&[u8]; 2] {
+        // The events share one plain arena (checked when read); were it otherwise, the text
+        // would be missing, and adoption would refuse the bytes.
+        let text = shared_text(&self.log.events).unwrap_or_default();
+        [text.as_bytes(), &self.rest]
+    }
+
+    /// The read's bytes in one buffer.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.parts().concat()
+    }
+}
+
 /// Reads one log's `bytes` as `ticket` says, and writes what it read for [`adopt`]. Fails as
 /// the read fails (the load then reads the log itself, and reports that failure).
-pub fn read_for_transfer(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Vec<u8>, Error> {
+pub fn read_for_transfer(ticket: &DecodeTicket, bytes: &[u8]) -> Result<TransferRead, Error> {
     let encoding = ticket.encoding_for(bytes);
     let (framed, budget) = frame_as(ticket, bytes)?;
     let header_line = framed.0.header_line.clone();
@@ -118,10 +145,10 @@ pub fn read_for_transfer(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Vec<u8>,
             "the log's events could not be written",
         ));
     };
+    let text_len = text.len();
     let mut out = Writer(Vec::with_capacity(
-        text.len() + 64 + header_line.len() + 48 * log.events.len() + TRAILER_BYTES,
+        64 + header_line.len() + 48 * log.events.len() + TRAILER_BYTES,
     ));
-    out.0.extend_from_slice(text.as_bytes());
     out.u64(bytes.len() as u64);
     out.bytes(&bytes[..bytes.len().min(HEAD_BYTES)]);
     out.u8(encoding_tag(encoding));
@@ -130,9 +157,9 @@ pub fn read_for_transfer(ticket: &DecodeTicket, bytes: &[u8]) -> Result<Vec<u8>,
     out.u64(log.synthetic_closers as u64);
     out.u64(log.torn_bytes);
     write_events(&log.events, &mut out);
-    out.u64(text.len() as u64);
+    out.u64(text_len as u64);
     out.0.extend_from_slice(MAGIC);
-    Ok(out.0)
+    Ok(TransferRead { log, rest: out.0 })
 }
 
 /// Reads one log's `bytes` as `ticket` says, in the instance that keeps the load: what
@@ -289,7 +316,7 @@ mod tests {
         // A torn tail travels too.
         let text = format!("{LOG}{{\"seq\":");
         let bytes = text.as_bytes();
-        let written = read_for_transfer(&ticket, bytes).expect("the log reads");
+        let written = read_for_transfer(&ticket, bytes).expect("the log reads").into_bytes();
         let at = written.as_ptr();
         let adopted = adopt(written, &expected(bytes, &ticket)).expect("adopted");
         // The bytes handed over are the text (the first event's line starts it), not a copy.
@@ -301,13 +328,27 @@ mod tests {
     }
 
     #[test]
+    fn a_read_hands_over_the_text_where_the_read_left_it() {
+        let ticket = ticket();
+        let read = read_for_transfer(&ticket, LOG.as_bytes()).expect("the log reads");
+        let [text, rest] = read.parts();
+        // The first part is the events' arena itself (the first event's line starts it).
+        assert_eq!(text.as_ptr(), read.log.events[0].text().as_ptr());
+        let mut written = text.to_vec();
+        written.extend_from_slice(rest);
+        assert_eq!(written, read.into_bytes());
+    }
+
+    #[test]
     fn a_zstd_log_carries_what_it_decompressed() {
         let bytes = zstd(LOG);
         let ticket = DecodeTicket {
             encoding: Encoding::Raw,
             ..ticket()
         };
-        let written = read_for_transfer(&ticket, &bytes).expect("read as zstd by its magic");
+        let written = read_for_transfer(&ticket, &bytes)
+            .expect("read as zstd by its magic")
+            .into_bytes();
         let adopted = adopt(written, &expected(&bytes, &ticket)).expect("adopted");
         assert_eq!(adopted.decompressed, LOG.len() as u64);
         let tight = DecodeTicket { budget: 10, ..ticket };
@@ -329,7 +370,7 @@ mod tests {
     fn a_read_of_another_file_or_altered_bytes_is_refused() {
         let ticket = ticket();
         let bytes = LOG.as_bytes();
-        let written = read_for_transfer(&ticket, bytes).expect("the log reads");
+        let written = read_for_transfer(&ticket, bytes).expect("the log reads").into_bytes();
         let other_size = Expected {
             size: bytes.len() as u64 + 1,
             ..expected(bytes, &ticket)
