@@ -3,7 +3,7 @@
 //! grouping, paging, snippets and cursors. Providers only find phrase occurrences.
 
 use super::build::Build;
-use super::pending::{Scanned, Wanted, scan_session};
+use super::pending::{Scan, Scanned, Wanted};
 use super::phrase::Phrase;
 use super::rank::{
     RankKey, compare_events, compare_sessions, merge_spans, snippet_at_byte, snippet_reach, snippet_with_highlights,
@@ -1309,19 +1309,13 @@ impl<P: SearchProvider> SearchEngine<P> {
         match &unindexed {
             Some(source) => {
                 scanned.records.insert(Arc::from(id), source.record());
-                if !phrase.is_empty() {
-                    let mut kinds = Interner::default();
-                    scan_session(
-                        id,
-                        source,
-                        &phrase,
-                        self.mode,
-                        &request.filters,
-                        Wanted::Every,
-                        &mut kinds,
-                        &mut scanned,
-                    );
-                }
+                let scan = Scan {
+                    phrase: &phrase,
+                    mode: self.mode,
+                    filters: &request.filters,
+                    wanted: Wanted::Every,
+                };
+                scan.session(id, source, &mut scanned);
                 ranked.extend(scanned.matches.iter().map(|(doc, match_count)| Match {
                     doc,
                     match_count: *match_count,

@@ -33,6 +33,18 @@ pub(super) struct Scanned {
     pub(super) records: HashMap<Arc<str>, SessionRecord>,
     /// Each matching document (passing the event filters) and its merged span count.
     pub(super) matches: Vec<(DocMeta, u32)>,
+    /// One shared copy of each event type the matches name.
+    kinds: Interner,
+}
+
+/// What a scan matches in each unindexed session it reads ([`Scan::session`]).
+#[derive(Clone, Copy)]
+pub(super) struct Scan<'a> {
+    /// The phrase's terms; none match nothing.
+    pub(super) phrase: &'a [String],
+    pub(super) mode: TokenizerMode,
+    pub(super) filters: &'a [EventFilter],
+    pub(super) wanted: Wanted,
 }
 
 impl<P: SearchProvider> SearchEngine<P> {
@@ -87,20 +99,16 @@ impl Pending {
         mode: TokenizerMode,
         filters: &[EventFilter],
     ) -> Scanned {
+        let scan = Scan {
+            phrase,
+            mode,
+            filters,
+            wanted: Wanted::Strongest,
+        };
         let mut scanned = Scanned::default();
-        let mut kinds = Interner::default();
         for id in &self.unindexed {
             if let Ok(source) = corpus.source(id) {
-                scan_session(
-                    id,
-                    &source,
-                    phrase,
-                    mode,
-                    filters,
-                    Wanted::Strongest,
-                    &mut kinds,
-                    &mut scanned,
-                );
+                scan.session(id, &source, &mut scanned);
             }
         }
         scanned
@@ -117,58 +125,51 @@ pub(super) enum Wanted {
     Strongest,
 }
 
-/// Adds the documents of one session that contain `phrase` and pass `filters` to `scanned`
-/// (with [`Wanted::Strongest`], at least those that may be its strongest).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn scan_session(
-    id: &str,
-    source: &Source<'_>,
-    phrase: &[String],
-    mode: TokenizerMode,
-    filters: &[EventFilter],
-    wanted: Wanted,
-    kinds: &mut Interner,
-    scanned: &mut Scanned,
-) {
-    if phrase.is_empty() {
-        return;
-    }
-    let session: Arc<str> = Arc::from(id);
-    let before = scanned.matches.len();
-    let events = &source.log.events;
-    let phrase = Phrase::new(phrase);
-    // Made once: every run, event and document of the session is held to them. A text holds
-    // the phrase only where it holds each of its terms: the longest is looked for first.
-    let mut terms = phrase.terms.clone();
-    terms.sort_by_key(|term| std::cmp::Reverse(term.len()));
-    let probes: Vec<TermProbe<'_>> = terms.into_iter().filter_map(TermProbe::new).collect();
-    let printed: Vec<TermProbe<'_>> = probes.iter().cloned().map(TermProbe::for_printed_events).collect();
-    let candidates = candidates(events, &printed, phrase.len(), wanted);
-    let mut strongest = 0;
-    for (bound, index) in candidates {
-        if bound < strongest {
-            break;
+impl Scan<'_> {
+    /// Adds the documents of one session that contain the phrase and pass the filters to
+    /// `scanned` (with [`Wanted::Strongest`], at least those that may be its strongest).
+    pub(super) fn session(&self, id: &str, source: &Source<'_>, scanned: &mut Scanned) {
+        if self.phrase.is_empty() {
+            return;
         }
-        for (record, text, changed) in event_documents(source, index) {
-            let Some(match_count) = merged_span_count(&text, &phrase, &probes, mode) else {
-                continue;
-            };
-            let meta = super::build::document_meta(kinds, &session, &record, &text, changed);
-            if super::engine::event_passes(&meta, filters) {
-                if wanted == Wanted::Strongest {
-                    strongest = strongest.max(match_count);
+        let session: Arc<str> = Arc::from(id);
+        let before = scanned.matches.len();
+        let events = &source.log.events;
+        let phrase = Phrase::new(self.phrase);
+        // Made once: every run, event and document of the session is held to them. A text
+        // holds the phrase only where it holds each of its terms: the longest is looked for
+        // first.
+        let mut terms = phrase.terms.clone();
+        terms.sort_by_key(|term| std::cmp::Reverse(term.len()));
+        let probes: Vec<TermProbe<'_>> = terms.into_iter().filter_map(TermProbe::new).collect();
+        let printed: Vec<TermProbe<'_>> = probes.iter().cloned().map(TermProbe::for_printed_events).collect();
+        let candidates = candidates(events, &printed, phrase.len(), self.wanted);
+        let mut strongest = 0;
+        for (bound, index) in candidates {
+            if bound < strongest {
+                break;
+            }
+            for (record, text, changed) in event_documents(source, index) {
+                let Some(match_count) = merged_span_count(&text, &phrase, &probes, self.mode) else {
+                    continue;
+                };
+                let meta = super::build::document_meta(&mut scanned.kinds, &session, &record, &text, changed);
+                if super::engine::event_passes(&meta, self.filters) {
+                    if self.wanted == Wanted::Strongest {
+                        strongest = strongest.max(match_count);
+                    }
+                    scanned.matches.push((meta, match_count));
                 }
-                scanned.matches.push((meta, match_count));
             }
         }
-    }
-    if scanned.matches.len() > before {
-        scanned.records.insert(session, source.record());
+        if scanned.matches.len() > before {
+            scanned.records.insert(session, source.record());
+        }
     }
 }
 
 /// The events of a session that may hold every term `printed` looks for, each with a bound
-/// on the spans a document of it may hold, in the order to read them (see [`scan_session`]):
+/// on the spans a document of it may hold, in the order to read them (see [`Scan::session`]):
 /// for one word, each event whose bound is above zero; for a phrase, each whose run's covering
 /// text and then its own may hold every term.
 fn candidates(events: &[Event], printed: &[TermProbe<'_>], phrase_len: usize, wanted: Wanted) -> Vec<(u32, usize)> {
