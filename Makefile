@@ -90,9 +90,10 @@ wasm-cc: ## Install clang and llvm-ar for compiling libzstd to wasm32, if missin
 fmt-check: ## Check formatting.
 	cargo fmt --all -- --check
 
-lint: | wasm-cc ## Clippy with warnings as errors, native and wasm.
+lint: | wasm-cc ## Clippy with warnings as errors, native and wasm; the API docs without broken or private links.
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --tests --no-default-features --target $(WASM_TARGET) -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 test-native: ## Unit, golden, bad-input, provider (SQLite included) and CLI tests on the host.
 	cargo test --features sqlite

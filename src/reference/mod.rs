@@ -3,7 +3,7 @@
 //! the prompt, source record and context message, all byte-identical to DSH.
 //!
 //! The core reads no corpus and does no I/O. Two corpus-backed calls sit on top of it:
-//! [`list_candidates`] (discovery) and [`prepare`], which runs [`normalize_references`] (or
+//! [`list_candidates`] (discovery) and [`prepare()`], which runs [`normalize_references`] (or
 //! [`normalize_reference_values`]), reads each source's surface (what `Corpus::read_surface`
 //! reads, its events borrowed from the log instead of copied), then fits and renders them as
 //! [`render_sources`] does with the normalized labels, and adds the design's budget resolution,

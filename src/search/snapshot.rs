@@ -63,7 +63,7 @@ pub trait SegmentStore: super::engine::SearchProvider + Sized {
     /// Every segment index's files.
     fn export_segments(&mut self) -> Result<Vec<SegmentFiles>, Error>;
     /// Rebuilds the provider from exported files and each session's live documents (their new
-    /// ids); `renumber` maps the ids the segments store to the new ones ([`NO_DOC`] for
+    /// ids); `renumber` maps the ids the segments store to the new ones (`DocId::MAX` for
     /// documents no session holds any more).
     fn import_segments(
         mode: TokenizerMode,

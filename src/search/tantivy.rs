@@ -1,8 +1,8 @@
 //! The in-memory tantivy provider: each reconcile batch becomes single-segment indexes (no
 //! threads, so it runs in wasm), the next one started once the one being written holds
 //! `SEGMENT_BYTES` (8 MiB) of postings, which bounds the memory a large first build needs;
-//! phrases are found by intersecting positional postings. Small commits stay in a [`Tail`]
-//! until they add up to a segment's worth.
+//! phrases are found by intersecting positional postings. Small commits stay in a tail
+//! index until they add up to a segment's worth.
 
 mod handoff;
 mod tail;

@@ -458,8 +458,8 @@ pub fn may_contain_token(text: &str, term: &str) -> bool {
 }
 
 /// How many tokens of `text` are `term` (a folded token), where that can be told without
-/// splitting the text into tokens (see [`TermProbe::count_tokens`]); `None` otherwise, and for
-/// a term that is not ASCII letters and digits.
+/// splitting the text into tokens (from the term's places in it, case aside, with no letter or
+/// digit next to them); `None` otherwise, and for a term that is not ASCII letters and digits.
 pub fn counted_tokens(text: &str, term: &str) -> Option<u32> {
     TermProbe::new(term)?.count_tokens(text)
 }
