@@ -50,9 +50,10 @@ fuzz_target!(|data: &[u8]| {
         ticket: &ticket,
     };
     let _ = adopt(data.to_vec(), &expected);
-    let Ok(written) = read_for_transfer(&ticket, data) else {
+    let Ok(read) = read_for_transfer(&ticket, data) else {
         return;
     };
+    let written = read.into_bytes();
     let adopted = adopt(written.clone(), &expected).expect("what a read wrote is adopted");
     let direct = read_log(data, Encoding::Raw, &ticket.limits).expect("what read for transfer reads alone");
     assert_eq!(reads(&adopted.log), reads(&direct));
