@@ -40,10 +40,13 @@ pub(super) struct Scanned {
 /// What a scan matches in each unindexed session it reads ([`Scan::session`]).
 #[derive(Clone, Copy)]
 pub(super) struct Scan<'a> {
-    /// The phrase's terms; none match nothing.
+    /// The phrase's terms (an empty phrase matches nothing).
     pub(super) phrase: &'a [String],
+    /// How texts are split into tokens, as the index splits them.
     pub(super) mode: TokenizerMode,
+    /// The event filters a matching document must pass.
     pub(super) filters: &'a [EventFilter],
+    /// Which matching documents the scan must find.
     pub(super) wanted: Wanted,
 }
 
