@@ -377,12 +377,9 @@ export function createApi(loadRaw, readers = null, warmUpLog = null) {
     if (count === 0) return null;
     const taken = standing.splice(0, count);
     for (const helper of taken) helper.hold(true);
-    const started = startHelpers(count - taken.length);
-    if (started === null) {
-      for (const helper of taken) helper.close();
-      return null;
-    }
-    return [...taken, ...started];
+    // Those standing by still work where more cannot be started.
+    const helpers = [...taken, ...(startHelpers(count - taken.length) ?? [])];
+    return helpers.length === 0 ? null : helpers;
   }
 
   /**

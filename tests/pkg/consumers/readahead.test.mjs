@@ -335,3 +335,38 @@ test('archives created keep as many helpers standing by as the last asked for, s
   await pause();
   assert.deepEqual(warmUps(), [1, 1, 1], 'each warmed up once');
 });
+
+test('a build takes the helpers standing by even where no more can be started', async () => {
+  let spawns = 0;
+  const readers = {
+    cores: () => 4,
+    spawn() {
+      // The first worker starts (at create); later ones are refused, as a policy might.
+      if (spawns++ > 0) throw new Error('workers refused');
+      return helperOver({ postMessage() {} }, () => {}, () => {});
+    },
+  };
+  const slotsAsked = [];
+  const steps = [
+    { done: false, sessionsDone: 0, sessionsTotal: 1, eventsDone: 0, eventsTotal: 50_000 },
+    { done: true, sessionsDone: 1, sessionsTotal: 1, eventsDone: 50_000, eventsTotal: 50_000 },
+  ];
+  const module = {
+    WasmArchive: class {
+      call() {}
+      free() {}
+      indexReclaimJobs() {}
+      indexTakeJob() {}
+      indexStep(_, slots) {
+        slotsAsked.push(slots);
+        return JSON.stringify(steps[slotsAsked.length - 1]);
+      }
+    },
+  };
+  const { SessionArchive } = createApi(() => module, readers, null);
+  const archive = await SessionArchive.create({ readers: 1 });
+  const shown = await archive.buildIndex({ builders: 3 });
+  assert.equal(shown.done, true);
+  assert.equal(spawns, 2, 'one started at create, one refused for the build');
+  assert.ok(slotsAsked[1] > 0, `the build's second step has the standing helper's slots (${slotsAsked})`);
+});
