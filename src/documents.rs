@@ -479,7 +479,7 @@ mod tests {
             object.insert("time", Json::int(0));
             object.insert("data", self.data(kind));
             let mut batch = EventBatch::default();
-            batch.push(&object, 1, 0, kind);
+            batch.push_object(&object, 1, 0, kind);
             batch.finish().pop().expect("one event")
         }
     }

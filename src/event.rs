@@ -13,6 +13,7 @@ mod conversation;
 mod packed;
 pub(crate) mod transfer;
 
+pub(crate) use conversation::conversation_facts;
 pub use conversation::{ConversationMessage, Role, conversation_message, is_compact_checkpoint_source, text_blocks};
 pub use packed::EventText;
 
@@ -166,11 +167,27 @@ type LineSpan = (usize, usize, Noted);
 struct Pending {
     start: usize,
     end: usize,
+    envelope: Envelope,
+    marks: SurfaceMarks,
+}
+
+/// What an event keeps of its validated envelope and message, besides its text.
+pub(crate) struct Envelope {
     seq: u64,
     time: i64,
     kind: Kind,
     message: Option<ConversationMessage>,
-    marks: SurfaceMarks,
+}
+
+impl Envelope {
+    pub(crate) fn new(seq: u64, time: i64, kind: &str, message: Option<ConversationMessage>) -> Envelope {
+        Envelope {
+            seq,
+            time,
+            kind: Kind::of(kind),
+            message,
+        }
+    }
 }
 
 impl EventBatch {
@@ -185,12 +202,14 @@ impl EventBatch {
     }
 
     /// Adds an event whose envelope has been validated (by the log reader or a live append):
-    /// its line when the batch was made on lines that hold it printed, else `object` printed.
-    pub(crate) fn push(&mut self, object: &JsonObject, seq: u64, time: i64, kind: &str) {
+    /// its line when the batch was made on lines that hold it printed, else `tree` printed
+    /// (an event read without a tree always has its line).
+    pub(crate) fn push(&mut self, envelope: Envelope, tree: Option<&JsonObject>) {
         let (start, end, marks) = match self.lines.get(self.pending.len()).copied().flatten() {
             Some((start, end, noted)) => (start, end, SurfaceMarks::of_printed(end - start, noted)),
             None => {
                 let start = self.text.len();
+                let object = tree.expect("an event without its printed line is a tree");
                 let marks = SurfaceMarks::print(object, &mut self.text);
                 (start, self.text.len(), marks)
             }
@@ -198,12 +217,17 @@ impl EventBatch {
         self.pending.push(Pending {
             start,
             end,
-            seq,
-            time,
-            kind: Kind::of(kind),
-            message: conversation_message(object).map(|(message, _)| message),
+            envelope,
             marks,
         });
+    }
+
+    /// [`EventBatch::push`] of an object whose envelope is given, as tests make events.
+    #[cfg(test)]
+    pub(crate) fn push_object(&mut self, object: &JsonObject, seq: u64, time: i64, kind: &str) {
+        let tree = Json::Object(object.clone());
+        let message = conversation_facts(json::JsonRef::Tree(&tree)).map(|(message, _)| message);
+        self.push(Envelope::new(seq, time, kind, message), Some(object));
     }
 
     /// The events, sharing one exactly sized copy of their texts.
@@ -215,10 +239,10 @@ impl EventBatch {
                 arena: Arc::clone(&arena),
                 start: p.start,
                 end: p.end,
-                seq: p.seq,
-                time: p.time,
-                kind: p.kind,
-                message: p.message,
+                seq: p.envelope.seq,
+                time: p.envelope.time,
+                kind: p.envelope.kind,
+                message: p.envelope.message,
                 marks: p.marks,
             })
             .collect()
@@ -263,6 +287,16 @@ impl PrintedLines {
             self.text.push_str(line.text);
             (start, self.text.len(), line.noted)
         }));
+    }
+
+    /// The lines noted so far, one after another.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The length of [`PrintedLines::text`]: where the next line noted will start.
+    pub(crate) fn text_len(&self) -> usize {
+        self.text.len()
     }
 
     /// The line of event `index`, when it is its printed text.
@@ -542,7 +576,7 @@ mod tests {
         let mut batch = super::EventBatch::default();
         for (seq, text) in (0..).zip(&texts) {
             let object = message(seq, text).as_object().cloned().expect("an object");
-            batch.push(&object, seq, 1, "user/message");
+            batch.push_object(&object, seq, 1, "user/message");
         }
         let plain = batch.finish();
         let mut packed = plain.clone();
@@ -580,7 +614,7 @@ mod tests {
         let mut batch = super::EventBatch::default();
         for text in objects {
             let object = json(text).as_object().cloned().expect("an object");
-            batch.push(&object, 0, 1, "tool/call");
+            batch.push_object(&object, 0, 1, "tool/call");
         }
         assert_members_found_as_by_a_scan(batch.finish());
     }
@@ -636,7 +670,7 @@ mod tests {
         }
         let mut batch = super::EventBatch::on_lines(lines, texts.len());
         for text in &texts {
-            batch.push(json(text).as_object().expect("an object"), 0, 1, "a");
+            batch.push_object(json(text).as_object().expect("an object"), 0, 1, "a");
         }
         let events = batch.finish();
         assert!(

@@ -13,6 +13,9 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::OnceLock;
 
+mod tape;
+pub(crate) use tape::{JsonRef, Tape, TapeLine, TapeOptions};
+
 /// A parsed JSON value.
 #[derive(Clone, Debug)]
 pub enum Json {

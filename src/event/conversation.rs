@@ -3,7 +3,7 @@
 //! compaction checkpoint, and its text's length. Found once, while a read or an append has
 //! the parsed event at hand.
 
-use crate::json::{JsString, Json, JsonObject};
+use crate::json::{JsString, Json, JsonRef};
 
 /// What a reference snapshot needs of a message event before its text: found while the
 /// parsed object is at hand, so retention reads only the texts it keeps.
@@ -39,14 +39,25 @@ impl Role {
 /// The message `event` is in a snapshot's conversation, with its content blocks: direct user
 /// prompts (`source.kind == "user"`), compaction checkpoints and every assistant message, when
 /// their joined text is not empty; `None` for anything else.
-pub fn conversation_message(event: &JsonObject) -> Option<(ConversationMessage, &[Json])> {
+pub fn conversation_message(event: &Json) -> Option<(ConversationMessage, &[Json])> {
+    let (message, content) = conversation_facts(JsonRef::Tree(event))?;
+    let blocks = match content {
+        Some(JsonRef::Tree(Json::Array(blocks))) => blocks.as_slice(),
+        _ => &[],
+    };
+    Some((message, blocks))
+}
+
+/// [`conversation_message`] of an event read from a tree or a tape, with its content (when
+/// present).
+pub(crate) fn conversation_facts(event: JsonRef<'_>) -> Option<(ConversationMessage, Option<JsonRef<'_>>)> {
     // The data is looked up in the arms: most events are neither message.
-    let (role, checkpoint, content) = match event.get("type").and_then(Json::as_str)? {
+    let (role, checkpoint, content) = match event.get("type").and_then(JsonRef::as_str)? {
         "user/message" => {
             let data = event.get("data");
             let source = data.and_then(|d| d.get("source"));
-            let checkpoint = source.is_some_and(is_compact_checkpoint_source);
-            let direct = source.and_then(|s| s.get("kind")).and_then(Json::as_str) == Some("user");
+            let checkpoint = source.is_some_and(is_checkpoint_source);
+            let direct = source.and_then(|s| s.get("kind")).and_then(JsonRef::as_str) == Some("user");
             if !checkpoint && !direct {
                 return None;
             }
@@ -63,10 +74,13 @@ pub fn conversation_message(event: &JsonObject) -> Option<(ConversationMessage, 
         // `tool/result`, and (defensively) anything a surface never holds.
         _ => return None,
     };
-    let blocks = content.and_then(Json::as_array).unwrap_or_default();
     // `Buffer.byteLength`: a lone surrogate takes 3 bytes in WTF-8, like the U+FFFD it becomes.
-    let text_bytes = text_blocks(blocks)
-        .map(JsString::wtf8_len)
+    let text_bytes = content
+        .and_then(JsonRef::items)
+        .into_iter()
+        .flatten()
+        .filter(|block| block.get("type").and_then(JsonRef::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(JsonRef::string_len))
         .reduce(|before, len| before + 1 + len)
         .filter(|&bytes| bytes > 0)?;
     let message = ConversationMessage {
@@ -74,14 +88,18 @@ pub fn conversation_message(event: &JsonObject) -> Option<(ConversationMessage, 
         checkpoint,
         text_bytes,
     };
-    Some((message, blocks))
+    Some((message, content))
 }
 
 /// Whether a `user/message` source is a compaction checkpoint: `kind == "plugin"` and
 /// `plugin == "compact"`, nothing else examined.
 pub fn is_compact_checkpoint_source(source: &Json) -> bool {
-    source.get("kind").and_then(Json::as_str) == Some("plugin")
-        && source.get("plugin").and_then(Json::as_str) == Some("compact")
+    is_checkpoint_source(JsonRef::Tree(source))
+}
+
+fn is_checkpoint_source(source: JsonRef<'_>) -> bool {
+    source.get("kind").and_then(JsonRef::as_str) == Some("plugin")
+        && source.get("plugin").and_then(JsonRef::as_str) == Some("compact")
 }
 
 /// The strings `text` of the `text` blocks; other blocks are ignored.

@@ -2,19 +2,19 @@
 //! committed event prefix, with torn tails ignored and damaged committed lines detected.
 
 use super::rows::{StorageRecord, decode_storage_record};
-use super::{LogFault, ReadLimits};
+use super::{LogFault, RawEvent, RawEvents, ReadLimits};
 use crate::archive::budget::{LoadBudget, ratio_allowance};
 use crate::error::ErrorCode;
 use crate::event::{Noted, Printed, PrintedLines, SOURCE_EVENT_SEQS, SURFACE_OP};
-use crate::json::{Elide, Json, ParseError};
+use crate::json::{Elide, JsonRef, ParseError, TapeLine, TapeOptions};
 use memchr::memchr;
 use std::cell::RefCell;
 
 /// What framing produced: the header line (without its LF) and the committed events, raw.
 pub(crate) struct Framed {
     pub header_line: Vec<u8>,
-    pub events: Vec<Json>,
-    /// The lines of `events` that are their printed text.
+    pub events: RawEvents,
+    /// The lines of `events` that are their printed text (the text the tape points into).
     pub printed: PrintedLines,
     /// Bytes after the committed prefix that were ignored as a torn tail.
     pub torn_bytes: u64,
@@ -504,10 +504,22 @@ fn might_matter_after_damage(line: &[u8]) -> bool {
     memchr(b'\\', line).is_some() || contains(line, b"turn/end") || contains(line, b"null")
 }
 
+/// A line read: its one event on the tape, or what its tree holds, with where its fold
+/// members' values start when it is kept as its event's printed text.
+enum Decoded {
+    Taped(TapeLine),
+    Tree(StorageRecord, Option<Noted>),
+}
+
+/// Where the fold's members' values start, as a parse notes them.
+fn noted([surface_op, sources]: [Option<usize>; 2]) -> Noted {
+    Noted { surface_op, sources }
+}
+
 /// Accepts complete lines into the contiguous committed prefix, as DSH's scanner does.
 struct LineScanner<'a> {
     limits: &'a ReadLimits,
-    events: Vec<Json>,
+    events: RawEvents,
     printed: PrintedLines,
     pending: Vec<u8>,
     line_number: usize,
@@ -521,7 +533,7 @@ impl<'a> LineScanner<'a> {
     fn new(limits: &'a ReadLimits) -> Self {
         LineScanner {
             limits,
-            events: Vec::new(),
+            events: RawEvents::default(),
             printed: PrintedLines::default(),
             pending: Vec::new(),
             line_number: 0,
@@ -584,61 +596,87 @@ impl<'a> LineScanner<'a> {
             return Ok(());
         }
         let text = super::line_text(line);
-        let (decoded, printed_line) = match self.record(&text)? {
-            Some((record, noted)) => (Some(record), noted.map(|noted| Printed { text: &text, noted })),
-            None => (None, None),
-        };
-        let Some(decoded) = decoded else {
+        let mark = self.events.tape.len();
+        let Some(decoded) = self.record(&text)? else {
             self.issue
                 .get_or_insert_with(|| format!("unparsable committed event at line {}", self.line_number));
             return Ok(());
         };
-        // A `null` line breaks DSH's reader outright.
-        if decoded.events().iter().any(|e| matches!(e, Json::Null)) {
-            return Err(LogFault::damaged(format!("a null record at line {}", self.line_number)));
-        }
-        // Only damage makes a `turn/end` matter, so a sound line is not searched for one.
-        let has_turn_end = |decoded: &StorageRecord| {
-            decoded
-                .events()
-                .iter()
-                .any(|e| e.get("type").and_then(Json::as_str) == Some("turn/end"))
-        };
-        if let Some(issue) = &self.issue {
-            if has_turn_end(&decoded) {
-                return Err(LogFault::damaged(format!(
-                    "{issue}, and a later committed turn/end follows it"
-                )));
-            }
+        if !self.check(&decoded, &text)? {
+            self.events.tape.truncate(mark);
             return Ok(());
         }
-        let row_start = self.events.len();
-        let gap = decoded
-            .events()
-            .iter()
-            .zip(row_start..)
-            .position(|(event, seq)| event.get("seq").and_then(Json::as_f64) != Some(seq as f64));
-        if let Some(at) = gap {
-            let issue = format!("seq gap at line {} (expected {})", self.line_number, row_start + at);
-            if has_turn_end(&decoded) {
-                return Err(LogFault::damaged(format!("{issue} in a line that ends a turn")));
+        match decoded {
+            Decoded::Taped(read) => {
+                self.events.events.push(RawEvent::Taped(read.root));
+                self.printed.push(Some(Printed {
+                    text: &text,
+                    noted: noted(read.noted_at),
+                }));
             }
-            self.issue = Some(issue);
-            return Ok(());
-        }
-        for event in decoded {
-            self.events.push(event);
-            self.printed.push(printed_line);
+            Decoded::Tree(record, noted) => {
+                let printed_line = noted.map(|noted| Printed { text: &text, noted });
+                for event in record {
+                    self.events.events.push(RawEvent::Tree(event));
+                    self.printed.push(printed_line);
+                }
+            }
         }
         Ok(())
     }
 
-    /// What a line holds (`None`: it is not JSON, or a malformed row), and where its fold
-    /// members' values start when the line is its one event's printed text. The line is read
-    /// with the long strings [`super::ELIDED`] names left out, and again in full when it is not
-    /// kept as the printed text (its events are printed from what is read; a packed row stands
-    /// for several events, none of them printed as the line).
-    fn record(&mut self, text: &str) -> Result<Option<(StorageRecord, Option<Noted>)>, LogFault> {
+    /// Whether the events of a line read go into the committed prefix (`Err` when the line
+    /// makes the log damaged); notes the first damage.
+    fn check(&mut self, decoded: &Decoded, text: &str) -> Result<bool, LogFault> {
+        let base = self.printed.text_len();
+        let events: Vec<JsonRef<'_>> = match decoded {
+            Decoded::Taped(read) => vec![self.events.tape.get(text, base, read.root)],
+            Decoded::Tree(record, _) => record.events().iter().map(JsonRef::Tree).collect(),
+        };
+        // A `null` line breaks DSH's reader outright.
+        if events.iter().any(|e| e.is_null()) {
+            return Err(LogFault::damaged(format!("a null record at line {}", self.line_number)));
+        }
+        // Only damage makes a `turn/end` matter, so a sound line is not searched for one.
+        let has_turn_end = || {
+            events
+                .iter()
+                .any(|e| e.get("type").and_then(JsonRef::as_str) == Some("turn/end"))
+        };
+        if let Some(issue) = &self.issue {
+            if has_turn_end() {
+                return Err(LogFault::damaged(format!(
+                    "{issue}, and a later committed turn/end follows it"
+                )));
+            }
+            return Ok(false);
+        }
+        let row_start = self.events.events.len();
+        let gap = events
+            .iter()
+            .zip(row_start..)
+            .position(|(event, seq)| event.get("seq").and_then(JsonRef::as_f64) != Some(seq as f64));
+        if let Some(at) = gap {
+            let issue = format!("seq gap at line {} (expected {})", self.line_number, row_start + at);
+            if has_turn_end() {
+                return Err(LogFault::damaged(format!("{issue} in a line that ends a turn")));
+            }
+            self.issue = Some(issue);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// What a line holds (`None`: it is not JSON, or a malformed row, which the caller notes
+    /// as damage). A line that is its one event's printed text is read onto the tape; any
+    /// other is parsed as a tree, with the long strings [`super::ELIDED`] names left out, and
+    /// again in full when it is not kept as the printed text (its events are printed from
+    /// what is read; a packed row stands for several events, none of them printed as the
+    /// line).
+    fn record(&mut self, text: &str) -> Result<Option<Decoded>, LogFault> {
+        if let Some(read) = self.read_taped(text) {
+            return Ok(Some(Decoded::Taped(read)));
+        }
         let mut elide = super::ELIDED;
         loop {
             let parsed = match self
@@ -669,9 +707,31 @@ impl<'a> LineScanner<'a> {
                 continue;
             }
             self.elided |= parsed.elided;
-            let [surface_op, sources] = parsed.noted_at;
-            return Ok(Some((record, kept.then_some(Noted { surface_op, sources }))));
+            return Ok(Some(Decoded::Tree(record, kept.then(|| noted(parsed.noted_at)))));
         }
+    }
+
+    /// `text` read onto the tape, when it is one event's printed text (not a packed row, which
+    /// stands for several) that the tape reads (see [`crate::json::Tape`]).
+    fn read_taped(&mut self, text: &str) -> Option<TapeLine> {
+        let options = TapeOptions {
+            limits: crate::json::ParseLimits {
+                max_depth: self.limits.max_json_depth,
+            },
+            max_keys: self.limits.max_object_keys,
+            noted_keys: &[SURFACE_OP, SOURCE_EVENT_SEQS],
+            elide: super::ELIDED,
+        };
+        let base = self.printed.text_len();
+        let mark = self.events.tape.len();
+        let read = self.events.tape.read_printed(text, base, options)?;
+        let event = self.events.tape.get(text, base, read.root);
+        let row = event.is_object() && super::rows::row_tag(event).is_some();
+        if !event.is_object() || row {
+            self.events.tape.truncate(mark);
+            return None;
+        }
+        Some(read)
     }
 
     /// The events read and their printed lines; the caller adds the header and torn tail.
@@ -698,7 +758,7 @@ mod tests {
     fn raw_torn_tail_is_ignored() {
         let log = b"{\"type\":\"session\"}\n{\"seq\":0}\n{\"seq\":1}\n{\"se";
         let framed = frame_raw(log, &limits()).expect("frames");
-        assert_eq!(framed.events.len(), 2);
+        assert_eq!(framed.events.events.len(), 2);
         assert_eq!(framed.torn_bytes, 4);
     }
 
@@ -707,13 +767,13 @@ mod tests {
         let log = b"{\"type\":\"session\"}\n{\"seq\":0}\nnot json\n{\"seq\":2,\"type\":\"turn/end\"}\n";
         assert!(frame_raw(log, &limits()).is_err());
         let tolerated = b"{\"type\":\"session\"}\n{\"seq\":0}\nnot json\n{\"seq\":2,\"type\":\"turn/start\"}\n";
-        assert_eq!(frame_raw(tolerated, &limits()).expect("frames").events.len(), 1);
+        assert_eq!(frame_raw(tolerated, &limits()).expect("frames").events.events.len(), 1);
     }
 
     #[test]
     fn seq_gap_drops_the_rest() {
         let log = b"{\"type\":\"session\"}\n{\"seq\":0}\n{\"seq\":5}\n{\"seq\":1}\n";
-        assert_eq!(frame_raw(log, &limits()).expect("frames").events.len(), 1);
+        assert_eq!(frame_raw(log, &limits()).expect("frames").events.events.len(), 1);
     }
 
     #[test]

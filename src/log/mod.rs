@@ -17,9 +17,9 @@ pub use validate::{KNOWN_EVENT_TYPES, known_type_index};
 
 use crate::archive::LoadBudget;
 use crate::error::{Error, ErrorCode};
-use crate::event::PrintedLines;
+use crate::event::{EventBatch, PrintedLines};
 use crate::fold::{Surface, extend_surface, fold_surface};
-use crate::json::{Elide, Json, Parsed};
+use crate::json::{Elide, Json, JsonRef, Parsed, Tape};
 
 /// How a log file is encoded on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -183,7 +183,7 @@ pub struct FramedLog(framing::Framed);
 
 impl std::fmt::Debug for FramedLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "FramedLog({} events)", self.0.events.len())
+        write!(f, "FramedLog({} events)", self.0.events.events.len())
     }
 }
 
@@ -216,22 +216,25 @@ impl FramedLog {
         let parsed_header = header::parse_header_line(&framed.header_line, limits)?;
         let id = parsed_header.header.id.clone();
         let in_context = |fault: LogFault| failed_validation(&id, fault);
-        let mut raw_events = framed.events;
+        let mut raw = framed.events;
         let mut printed = framed.printed;
-        upgrade::reject_retired_vocabulary(&raw_events).map_err(in_context)?;
+        upgrade::reject_retired_vocabulary(&raw.views(printed.text())).map_err(in_context)?;
         let in_full = |index| framed.elided.then(|| read_in_full(&printed, limits, index)).flatten();
-        let rewritten = upgrade::upgrade_legacy_shapes(&mut raw_events, &id, in_full).map_err(in_context)?;
+        let rewritten = upgrade::upgrade_legacy_shapes(&mut raw, printed.text(), &id, in_full).map_err(in_context)?;
         for index in rewritten {
             printed.forget(index);
         }
-        for event in &raw_events {
-            validate::message_shape(event).map_err(in_context)?;
-        }
-        validate::known_types(&raw_events).map_err(in_context)?;
-        let closers = checked_closers(&raw_events, &printed, limits).map_err(in_context)?;
+        let closers = {
+            let events = raw.views(printed.text());
+            for event in &events {
+                validate::message_shape(*event).map_err(in_context)?;
+            }
+            validate::known_types(&events).map_err(in_context)?;
+            checked_closers(&events, &printed, limits).map_err(in_context)?
+        };
         let synthetic_closers = closers.len();
-        raw_events.extend(closers);
-        let events = validate::envelopes(raw_events, 0, printed).map_err(in_context)?;
+        raw.events.extend(closers.into_iter().map(RawEvent::Tree));
+        let events = assemble(&raw, 0, printed).map_err(in_context)?;
         parsed_header.validate().map_err(in_context)?;
         let header = parsed_header.header;
         let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
@@ -245,27 +248,86 @@ impl FramedLog {
     }
 }
 
+/// A log's events as framing read them: the lines that are their events' printed text on one
+/// tape (nearly all), the others as trees, as are closers and live events.
+#[derive(Default)]
+pub(crate) struct RawEvents {
+    pub(crate) events: Vec<RawEvent>,
+    pub(crate) tape: Tape,
+}
+
+/// One event of [`RawEvents`].
+pub(crate) enum RawEvent {
+    /// Read onto the tape, at this node; its line is its printed text.
+    Taped(u32),
+    /// A tree: a line spelled otherwise, an event of a packed row, a legacy shape rewritten,
+    /// a closer, a live event.
+    Tree(Json),
+}
+
+impl RawEvents {
+    /// Trees only (a live append's events).
+    fn of_trees(events: Vec<Json>) -> RawEvents {
+        RawEvents {
+            events: events.into_iter().map(RawEvent::Tree).collect(),
+            tape: Tape::default(),
+        }
+    }
+
+    /// Every event as a value, the tape's read in `text`, the log's printed lines.
+    fn views<'a>(&'a self, text: &'a str) -> Vec<JsonRef<'a>> {
+        self.events.iter().map(|event| event.view(&self.tape, text)).collect()
+    }
+}
+
+impl RawEvent {
+    /// The event as a value, a taped one read in `text` on `tape`.
+    fn view<'a>(&'a self, tape: &'a Tape, text: &'a str) -> JsonRef<'a> {
+        match self {
+            RawEvent::Taped(at) => tape.get(text, 0, *at),
+            RawEvent::Tree(tree) => JsonRef::Tree(tree),
+        }
+    }
+}
+
+/// Checks the envelopes of `raw` (the log's events from index `first` on) and gathers the
+/// events with their texts: their lines in `printed`, or their trees printed.
+fn assemble(raw: &RawEvents, first: usize, printed: PrintedLines) -> Result<Vec<Event>, LogFault> {
+    let envelopes = validate::envelopes(&raw.views(printed.text()), first)?;
+    let mut batch = EventBatch::on_lines(printed, envelopes.len());
+    for (envelope, event) in envelopes.into_iter().zip(&raw.events) {
+        let tree = match event {
+            RawEvent::Tree(Json::Object(object)) => Some(object),
+            _ => None,
+        };
+        batch.push(envelope, tree);
+    }
+    Ok(batch.finish())
+}
+
 /// The closers of a log that ends inside a turn ([`repair`]), checked as DSH checks them: as a
 /// stored event's message is, so a closer of a call whose id is not a non-empty string fails.
 /// A closer that copied a turn, step or call id holding a string the reader left out (only a
 /// crafted log has one) is made again from the events read in full.
-fn checked_closers(events: &[Json], printed: &PrintedLines, limits: &ReadLimits) -> Result<Vec<Json>, LogFault> {
+fn checked_closers(events: &[JsonRef<'_>], printed: &PrintedLines, limits: &ReadLimits) -> Result<Vec<Json>, LogFault> {
     let mut closers = repair::interrupted_turn_closers(events)?;
     if closers.iter().any(Json::holds_elided) {
         let events: Vec<Json> = (0..events.len())
-            .map(|index| read_in_full(printed, limits, index).unwrap_or_else(|| events[index].clone()))
+            .map(|index| read_in_full(printed, limits, index).unwrap_or_else(|| events[index].to_json()))
             .collect();
+        let events: Vec<JsonRef<'_>> = events.iter().map(JsonRef::Tree).collect();
         closers = repair::interrupted_turn_closers(&events)?;
     }
     for closer in &closers {
-        validate::message_shape(closer)?;
+        validate::message_shape(JsonRef::Tree(closer))?;
     }
     Ok(closers)
 }
 
 /// An event's `type`, when it is a string.
-fn event_type(event: &Json) -> Option<&str> {
-    event.get("type").and_then(Json::as_str)
+#[inline]
+fn event_type(event: JsonRef<'_>) -> Option<&str> {
+    event.get("type").and_then(JsonRef::as_str)
 }
 
 /// Event `index` parsed again in full from its line, when its line is its printed text (the
@@ -336,10 +398,10 @@ pub fn live_log(header: &Json, events: Vec<Json>) -> Result<SessionLog, Error> {
 /// `SESSION_LOAD_CORRUPT` for envelope and message rules.
 pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error> {
     for event in &events {
-        validate::message_shape(event)?;
+        validate::message_shape(JsonRef::Tree(event))?;
     }
     let start = log.events.len();
-    let appended = validate::envelopes(events, start, PrintedLines::default())?;
+    let appended = assemble(&RawEvents::of_trees(events), start, PrintedLines::default())?;
     // Only the new events are checked and folded; on failure the log is put back as it was.
     log.events.extend(appended);
     if let Err(error) = extend_surface(&mut log.surface, &log.events, start) {
@@ -387,6 +449,109 @@ mod tests {
                 .iter()
                 .any(|e| e.surface_op().is_some_and(|op| op.as_object().is_some()))
         );
+    }
+
+    /// What a read says of a log, to compare two reads: every event's envelope, text, message
+    /// and fold members, the closers, the torn tail and the surface; or the error.
+    type Outcome = Result<(Vec<String>, usize, u64, Surface), (ErrorCode, String)>;
+
+    fn outcome(bytes: &[u8]) -> Outcome {
+        let log = read_log(bytes, Encoding::Raw, &ReadLimits::default()).map_err(|e| (e.code, e.message))?;
+        let events = log.events.iter().map(|e| {
+            format!(
+                "{} {} {} {:?} {:?} {:?} {}",
+                e.seq(),
+                e.time(),
+                e.kind(),
+                e.conversation_message(),
+                e.surface_op(),
+                e.source_event_seqs(),
+                &*e.text()
+            )
+        });
+        Ok((events.collect(), log.synthetic_closers, log.torn_bytes, log.surface))
+    }
+
+    /// Every complete line but the header spelled otherwise (a space after its first brace), so that
+    /// the reader parses each into a tree: what a read says must not depend on which way a
+    /// line was read.
+    fn respelled(log: &str) -> String {
+        let mut lines = log.split_inclusive('\n');
+        let header = lines.next().unwrap_or_default().to_owned();
+        let respell = |line: &str| match line.ends_with('\n') {
+            true => line.replacen('{', "{ ", 1),
+            // A torn tail stays as it is: it is not read, only measured.
+            false => line.to_owned(),
+        };
+        header + &lines.map(respell).collect::<String>()
+    }
+
+    /// Every log of the spec's fixtures (valid, corrupt, legacy, torn, packed rows) reads the
+    /// same whether its lines are read onto the tape (as printed) or parsed as trees.
+    #[test]
+    fn a_log_reads_the_same_from_its_tape_as_from_trees() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/spec");
+        let mut compared = 0;
+        for entry in std::fs::read_dir(dir).expect("the fixtures") {
+            let path = entry.expect("an entry").path();
+            let log = std::fs::read_to_string(&path).expect("a fixture");
+            let spelled = respelled(&log);
+            assert_ne!(spelled, log);
+            assert_eq!(
+                outcome(log.as_bytes()),
+                outcome(spelled.as_bytes()),
+                "{}",
+                path.display()
+            );
+            compared += 1;
+        }
+        assert!(compared >= 20, "{compared} fixtures");
+    }
+
+    /// Logs whose lines the tape leaves to the tree parser in every way it does, one line
+    /// among printed ones, and legacy shapes the reader rewrites from the tape's events, read
+    /// the same as when every line is a tree.
+    #[test]
+    fn lines_left_to_the_tree_parser_and_legacy_shapes_read_the_same() {
+        let header = r#"{"type":"session","version":0,"id":"s1","createdAt":1,"delegationDepth":0}"#;
+        let user = |seq: u32, data: &str| {
+            format!(
+                r#"{{"type":"user/message","seq":{seq},"time":2,"data":{{"id":"m{seq}","role":"user","content":[{{"type":"text","text":"t"}}],"source":{{"kind":"user"}}{data}}},"surfaceOp":"append"}}"#
+            )
+        };
+        let odd_lines = [
+            user(1, r#","x":1,"x":2"#),
+            user(1, r#","1":1"#),
+            user(1, r#","k\u0065y":1"#),
+            user(1, r#","n":1.0"#),
+            user(1, r#","s":"\ud800""#),
+            user(1, r#","s":"\u00e9""#),
+            user(1, &(0..20).map(|k| format!(r#","k{k}":{k}"#)).collect::<String>()),
+            user(1, r#","s":"a\/b""#),
+        ];
+        let legacy = [
+            r#"{"type":"turn/end","seq":2,"time":3,"data":{"turn":1,"reason":{"kind":"aborted"}}}"#.to_owned(),
+            r#"{"type":"turn/start","seq":3,"time":3,"data":{"turn":2,"trigger":{"kind":"user"}}}"#.to_owned(),
+            r#"{"type":"steering/message","seq":4,"time":3,"data":{"turn":2,"content":[{"type":"text","text":"s"}],"source":{"kind":"user"}},"surfaceOp":"append"}"#.to_owned(),
+            r#"{"type":"user/message","seq":5,"time":3,"data":{"content":[{"type":"text","text":"old"}],"source":{"kind":"user"}},"surfaceOp":"append"}"#.to_owned(),
+            r#"{"type":"turn/end","seq":6,"time":3,"data":{"turn":2,"reason":{"kind":"completed","x":1}}}"#.to_owned(),
+        ];
+        let start = r#"{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}"#.to_owned();
+        let mut logs: Vec<Vec<String>> = odd_lines
+            .iter()
+            .map(|line| vec![start.clone(), line.clone(), legacy[0].clone()])
+            .collect();
+        for end in 1..=legacy.len() {
+            logs.push([vec![start.clone(), user(1, "")], legacy[..end].to_vec()].concat());
+        }
+        let mut read = 0;
+        for lines in logs {
+            let log = format!("{header}\n{}\n", lines.join("\n"));
+            let (taped, trees) = (outcome(log.as_bytes()), outcome(respelled(&log).as_bytes()));
+            read += usize::from(taped.is_ok());
+            assert_eq!(taped, trees, "{log}");
+        }
+        assert!(read >= 10, "most of these logs read ({read})");
     }
 
     /// Events read from their printed lines keep them where they are in the arena, and the
@@ -437,9 +602,9 @@ mod tests {
         ];
         let log = read(&(lines.join("\n") + "\n"));
         for (line, event) in lines[1..].iter().zip(&log.events) {
-            let mut tree = Json::parse(line, Default::default()).expect("json");
-            upgrade::upgrade_legacy_shapes(std::slice::from_mut(&mut tree), "s1", |_| None).expect("upgrades");
-            assert_eq!(event.text().to_string(), tree.to_js_string());
+            let mut tree = vec![Json::parse(line, Default::default()).expect("json")];
+            upgrade::tests::upgrade_trees(&mut tree, "s1").expect("upgrades");
+            assert_eq!(event.text().to_string(), tree[0].to_js_string());
         }
         for event in &log.events[1..3] {
             assert!(event.text().contains(&escaped), "{:.80}", event.text().to_string());

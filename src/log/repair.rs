@@ -5,7 +5,7 @@
 //! throw makes the log corrupt.
 
 use super::{LogFault, event_type};
-use crate::json::{Json, JsonObject};
+use crate::json::{Json, JsonObject, JsonRef};
 use std::collections::HashMap;
 
 /// Result text for a call whose `tool/call` was recorded (indexed: must match DSH byte for byte).
@@ -38,14 +38,20 @@ enum CallKey<'a> {
 }
 
 impl<'a> CallKey<'a> {
-    fn of(id: Option<&'a Json>) -> CallKey<'a> {
-        match id {
-            None => CallKey::Absent,
-            Some(Json::Null) => CallKey::Null,
-            Some(Json::Bool(b)) => CallKey::Bool(*b),
-            Some(Json::Number(n)) => CallKey::Number(if *n == 0.0 { 0 } else { n.to_bits() }),
-            Some(Json::String(s)) => CallKey::String(s.as_wtf8()),
-            Some(value) => CallKey::Unique(std::ptr::from_ref(value) as usize),
+    fn of(id: Option<JsonRef<'a>>) -> CallKey<'a> {
+        let Some(id) = id else {
+            return CallKey::Absent;
+        };
+        if id.is_null() {
+            CallKey::Null
+        } else if let Some(b) = id.as_bool() {
+            CallKey::Bool(b)
+        } else if let Some(n) = id.as_f64() {
+            CallKey::Number(if n == 0.0 { 0 } else { n.to_bits() })
+        } else if let Some(bytes) = id.string_bytes() {
+            CallKey::String(bytes)
+        } else {
+            CallKey::Unique(id.address())
         }
     }
 }
@@ -99,9 +105,9 @@ impl<'a> PendingCalls<'a> {
 /// keeps, so the log ends inside a turn only when its last boundary is a `turn/start`, and
 /// the events after that decide the closers: finding it from the end spares cloning the call
 /// ids of every earlier event.
-pub(super) fn interrupted_turn_closers(events: &[Json]) -> Result<Vec<Json>, LogFault> {
-    if let Some(event) = events.iter().find(|event| read_throws(event)) {
-        let seq = event.get("seq").map(Json::to_js_string).unwrap_or_default();
+pub(super) fn interrupted_turn_closers(events: &[JsonRef<'_>]) -> Result<Vec<Json>, LogFault> {
+    if let Some(&event) = events.iter().find(|event| read_throws(**event)) {
+        let seq = event.get("seq").map(JsonRef::to_js_string).unwrap_or_default();
         let kind = event_type(event).unwrap_or_default();
         return Err(LogFault::corrupt(format!(
             "{kind} at seq {seq} lacks the data or content block the repair reads"
@@ -109,22 +115,22 @@ pub(super) fn interrupted_turn_closers(events: &[Json]) -> Result<Vec<Json>, Log
     }
     let Some(start) = events
         .iter()
-        .rposition(|event| matches!(event_type(event), Some("turn/start" | "turn/end")))
+        .rposition(|event| matches!(event_type(*event), Some("turn/start" | "turn/end")))
     else {
         return Ok(Vec::new());
     };
-    let (turn_start, after) = (&events[start], &events[start + 1..]);
+    let (turn_start, after) = (events[start], &events[start + 1..]);
     if event_type(turn_start) != Some("turn/start") {
         return Ok(Vec::new());
     }
     // A turn started with `turn: null` reads as no open turn at all.
     let turn = match field(turn_start, "turn") {
-        Some(Json::Null) => return Ok(Vec::new()),
-        turn => turn.cloned(),
+        Some(turn) if turn.is_null() => return Ok(Vec::new()),
+        turn => turn.map(JsonRef::to_json),
     };
     let mut open_step = None;
     let mut pending = PendingCalls::default();
-    for event in after {
+    for &event in after {
         match event_type(event) {
             Some("step/start") => open_step = opened_step(field(event, "step")),
             Some("step/end") => {
@@ -134,7 +140,7 @@ pub(super) fn interrupted_turn_closers(events: &[Json]) -> Result<Vec<Json>, Log
             Some("assistant/message") => ask_calls(event, &mut pending),
             Some("tool/call") => {
                 if let Some(call) = pending.get_mut(CallKey::of(field(event, "callId"))) {
-                    call.call_seq = event.get("seq").cloned();
+                    call.call_seq = event.get("seq").map(JsonRef::to_json);
                 }
             }
             Some("tool/result") => {
@@ -144,12 +150,12 @@ pub(super) fn interrupted_turn_closers(events: &[Json]) -> Result<Vec<Json>, Log
             _ => {}
         }
     }
-    let last = after.last().unwrap_or(turn_start);
+    let last = after.last().copied().unwrap_or(turn_start);
     Ok(closers(turn, open_step, pending, last))
 }
 
 /// A member of an event's `data`, as JavaScript reads `event.data[key]`.
-fn field<'a>(event: &'a Json, key: &str) -> Option<&'a Json> {
+fn field<'a>(event: JsonRef<'a>, key: &str) -> Option<JsonRef<'a>> {
     event.get("data").and_then(|data| data.get(key))
 }
 
@@ -157,41 +163,41 @@ fn field<'a>(event: &'a Json, key: &str) -> Option<&'a Json> {
 /// `turn/start`, `step/start` and `tool/call`, which throws when `data` is absent or `null`,
 /// and the `type` of every content block of an assistant message, which throws on a `null`
 /// block (the message's own shape is checked before the walk).
-fn read_throws(event: &Json) -> bool {
+fn read_throws(event: JsonRef<'_>) -> bool {
     match event_type(event) {
-        Some("turn/start" | "step/start" | "tool/call") => matches!(event.get("data"), None | Some(Json::Null)),
-        Some("assistant/message") => message_content(event).contains(&Json::Null),
+        Some("turn/start" | "step/start" | "tool/call") => event.get("data").is_none_or(JsonRef::is_null),
+        Some("assistant/message") => message_content(event).any(JsonRef::is_null),
         _ => false,
     }
 }
 
 /// The step a `step/start` opens: `None` when its step is `null` (DSH then sees no open
 /// step), else its step, absent when it has none.
-fn opened_step(step: Option<&Json>) -> Option<Option<Json>> {
+fn opened_step(step: Option<JsonRef<'_>>) -> Option<Option<Json>> {
     match step {
-        Some(Json::Null) => None,
-        step => Some(step.cloned()),
+        Some(step) if step.is_null() => None,
+        step => Some(step.map(JsonRef::to_json)),
     }
 }
 
 /// An assistant message's content blocks.
-fn message_content(event: &Json) -> &[Json] {
+fn message_content(event: JsonRef<'_>) -> impl Iterator<Item = JsonRef<'_>> {
     let content = field(event, "message").and_then(|m| m.get("content"));
-    content.and_then(Json::as_array).unwrap_or_default()
+    content.and_then(JsonRef::items).into_iter().flatten()
 }
 
 /// Notes the tool calls an `assistant/message` asks for as pending in its step; a call asked
 /// for again takes its new step and forgets that it was recorded, in its old place.
-fn ask_calls<'a>(event: &'a Json, pending: &mut PendingCalls<'a>) {
+fn ask_calls<'a>(event: JsonRef<'a>, pending: &mut PendingCalls<'a>) {
     let step = field(event, "step");
     for block in message_content(event) {
-        if block.get("type").and_then(Json::as_str) != Some("tool-call") {
+        if block.get("type").and_then(JsonRef::as_str) != Some("tool-call") {
             continue;
         }
         let id = block.get("id");
         let call = PendingCall {
-            call_id: id.cloned(),
-            step: step.cloned(),
+            call_id: id.map(JsonRef::to_json),
+            step: step.map(JsonRef::to_json),
             call_seq: None,
         };
         pending.ask(CallKey::of(id), call);
@@ -202,9 +208,14 @@ fn ask_calls<'a>(event: &'a Json, pending: &mut PendingCalls<'a>) {
 /// still `pending`, the open step's end, the turn's end. Out of line: few logs end inside a
 /// turn, and the engine then never optimises this.
 #[inline(never)]
-fn closers(turn: Option<Json>, open_step: Option<Option<Json>>, pending: PendingCalls<'_>, last: &Json) -> Vec<Json> {
-    let mut seq = last.get("seq").and_then(Json::as_f64).unwrap_or_default() + 1.0;
-    let time = last.get("time").cloned();
+fn closers(
+    turn: Option<Json>,
+    open_step: Option<Option<Json>>,
+    pending: PendingCalls<'_>,
+    last: JsonRef<'_>,
+) -> Vec<Json> {
+    let mut seq = last.get("seq").and_then(JsonRef::as_f64).unwrap_or_default() + 1.0;
+    let time = last.get("time").map(JsonRef::to_json);
     let mut closers = Vec::new();
     for call in pending.into_calls() {
         closers.push(interrupted_result(&call, turn.as_ref(), seq, time.as_ref()));
@@ -378,7 +389,11 @@ mod tests {
     }
 
     fn closers_of(events: &[Json]) -> Vec<Json> {
-        interrupted_turn_closers(events).expect("a walk that does not throw")
+        interrupted_turn_closers(&views(events)).expect("a walk that does not throw")
+    }
+
+    fn views(events: &[Json]) -> Vec<JsonRef<'_>> {
+        events.iter().map(JsonRef::Tree).collect()
     }
 
     fn call_ids(closers: &[Json]) -> Vec<String> {
@@ -463,7 +478,7 @@ mod tests {
                 r#""type":"turn/start","data":{"turn":1}"#,
                 r#""type":"turn/end","data":{}"#,
             ]);
-            interrupted_turn_closers(&log).map(|closers| closers.len())
+            interrupted_turn_closers(&views(&log)).map(|closers| closers.len())
         };
         for throws in [
             r#""type":"turn/start""#,

@@ -1,17 +1,17 @@
 //! Packed chunk rows (`text-chunks`, `reasoning-chunks`, `tool-call-chunks`): validation and
 //! lossless expansion into the `assistant/chunk` events they stand for.
 
-use crate::json::{Json, JsonObject, is_safe_integer};
+use crate::json::{Json, JsonObject, JsonRef, is_safe_integer};
 
 /// Why a row-tagged line is not a valid row (it then counts as a damaged line).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct MalformedRow;
 
 /// The row tag of a parsed line, if it is one.
-fn row_tag(value: &Json) -> Option<&str> {
+pub(super) fn row_tag(value: JsonRef<'_>) -> Option<&str> {
     value
         .get("type")
-        .and_then(Json::as_str)
+        .and_then(JsonRef::as_str)
         .filter(|tag| matches!(*tag, "text-chunks" | "reasoning-chunks" | "tool-call-chunks"))
 }
 
@@ -47,7 +47,7 @@ impl IntoIterator for StorageRecord {
 /// Decodes one parsed line: a row expands to its members, anything else is one event as is
 /// (a line's one event is not put in a `Vec`: nearly every line is one).
 pub(crate) fn decode_storage_record(value: Json) -> Result<StorageRecord, MalformedRow> {
-    let Some(tag) = row_tag(&value).map(str::to_owned) else {
+    let Some(tag) = row_tag(JsonRef::Tree(&value)).map(str::to_owned) else {
         return Ok(StorageRecord::Event(value));
     };
     let Json::Object(row) = value else {

@@ -6,20 +6,24 @@
 //! with the rewrites inlined, the function every event passes through was three times the code
 //! to compile (8.1 kB of wasm instead of 2.7), on the cores the load itself runs on.
 
-use super::LogFault;
-use crate::json::{Json, JsonObject, is_safe_integer};
+use super::{LogFault, RawEvent, RawEvents};
+use crate::json::{Json, JsonObject, JsonRef, Tape, is_safe_integer};
 use std::collections::HashMap;
 
 /// Refuses `request/header-delta`, `mode/set` and `request/header` with reason `fallback`, in
 /// that order (the first event of the first of them found anywhere), in one pass.
-pub(super) fn reject_retired_vocabulary(events: &[Json]) -> Result<(), LogFault> {
-    let mut first: [Option<&Json>; 3] = [None; 3];
-    for event in events {
+pub(super) fn reject_retired_vocabulary(events: &[JsonRef<'_>]) -> Result<(), LogFault> {
+    let mut first: [Option<JsonRef<'_>>; 3] = [None; 3];
+    for &event in events {
         let retired = match super::event_type(event) {
             Some("request/header-delta") => 0,
             Some("mode/set") => 1,
             Some("request/header")
-                if event.get("data").and_then(|d| d.get("reason")).and_then(Json::as_str) == Some("fallback") =>
+                if event
+                    .get("data")
+                    .and_then(|d| d.get("reason"))
+                    .and_then(JsonRef::as_str)
+                    == Some("fallback") =>
             {
                 2
             }
@@ -49,40 +53,89 @@ pub(super) fn reject_retired_vocabulary(events: &[Json]) -> Result<(), LogFault>
 /// A rewritten event is printed from its tree, so one read with strings elided is rewritten
 /// again from `in_full(index)`, its line parsed in full (`None`: it was read in full). Which
 /// events are legacy, and how they are rewritten, never depends on an elided string.
+///
+/// An event read onto the tape is read as a tree only when [`may_be_legacy`]; `text` is the
+/// log's printed lines, which the tape points into.
 pub(super) fn upgrade_legacy_shapes(
-    events: &mut [Json],
+    raw: &mut RawEvents,
+    text: &str,
     session_id: &str,
     mut in_full: impl FnMut(usize) -> Option<Json>,
 ) -> Result<Vec<usize>, LogFault> {
     let mut message_ids = MessageIds::default();
     let mut rewritten = Vec::new();
+    let RawEvents { events, tape } = raw;
     for index in 0..events.len() {
-        let mut changed = upgrade_event(events, index, session_id, &mut message_ids)?;
+        if let RawEvent::Taped(at) = events[index] {
+            let event = tape.get(text, 0, at);
+            if !may_be_legacy(event) {
+                message_ids.note(event);
+                continue;
+            }
+            events[index] = RawEvent::Tree(event.to_json());
+        }
+        let earlier = Earlier { tape, text };
+        let mut changed = upgrade_event(events, index, session_id, &mut message_ids, earlier)?;
         if changed && let Some(full) = in_full(index) {
-            events[index] = full;
-            changed = upgrade_event(events, index, session_id, &mut message_ids)?;
+            events[index] = RawEvent::Tree(full);
+            changed = upgrade_event(events, index, session_id, &mut message_ids, earlier)?;
         }
         if changed {
             rewritten.push(index);
         }
-        if let Json::Object(object) = &events[index] {
-            message_ids.note(object);
-        }
+        message_ids.note(events[index].view(tape, text));
     }
     Ok(rewritten)
 }
 
+/// What reads the events before the one being upgraded.
+#[derive(Clone, Copy)]
+struct Earlier<'a> {
+    tape: &'a Tape,
+    text: &'a str,
+}
+
+/// Whether [`upgrade_event`] may rewrite or refuse `event`. It may say yes of an event left
+/// as it is (the event is then read as a tree, and the rewrite decides), never no of one
+/// rewritten or refused.
+fn may_be_legacy(event: JsonRef<'_>) -> bool {
+    let data = event.get("data").filter(|data| data.is_object());
+    match event.get("type").and_then(JsonRef::as_str) {
+        Some("steering/message") => true,
+        Some("turn/start") => data.is_some_and(|data| data.contains_key("trigger")),
+        Some("turn/end") => data.is_some_and(|data| !is_current_turn_end(data)),
+        Some(kind) => MessageKind::of_type(kind)
+            .zip(data)
+            .is_some_and(|(kind, data)| kind.is_legacy(data)),
+        None => false,
+    }
+}
+
+/// Whether a `turn/end`'s data is `{turn, reason: {kind}}`, with a positive turn and one of
+/// the kinds that never change: what [`upgrade_turn_end`] leaves as it is without a look
+/// further.
+fn is_current_turn_end(data: JsonRef<'_>) -> bool {
+    let reason = data.get("reason").filter(|reason| reason.is_object());
+    let kind = reason.and_then(|reason| reason.get("kind")).and_then(JsonRef::as_str);
+    data.len() == Some(2)
+        && positive_turn(data.get("turn"))
+        && reason.and_then(JsonRef::len) == Some(1)
+        && matches!(kind, Some("completed" | "blocked" | "max-tokens" | "interrupted"))
+}
+
 /// Rewrites event `index` if it has a legacy shape; whether it did.
 fn upgrade_event(
-    events: &mut [Json],
+    events: &mut [RawEvent],
     index: usize,
     session_id: &str,
     message_ids: &mut MessageIds,
+    read: Earlier<'_>,
 ) -> Result<bool, LogFault> {
     let (earlier, rest) = events.split_at_mut(index);
-    let Some(Json::Object(object)) = rest.first_mut() else {
+    let Some(RawEvent::Tree(Json::Object(object))) = rest.first_mut() else {
         return Ok(false);
     };
+    let earlier = (&*earlier, read);
     let changed = match type_of_object(object) {
         Some("turn/start") => upgrade_turn_start(object)?,
         Some("turn/end") => upgrade_turn_end(object)?,
@@ -99,19 +152,17 @@ fn upgrade_event(
 struct MessageIds(Option<HashMap<u64, Json>>);
 
 impl MessageIds {
-    fn note(&mut self, object: &JsonObject) {
+    fn note(&mut self, event: JsonRef<'_>) {
         if let Some(ids) = &mut self.0 {
-            note_message_id(ids, object);
+            note_message_id(ids, event);
         }
     }
 
-    fn get(&mut self, seq: u64, earlier: &[Json]) -> Option<Json> {
+    fn get(&mut self, seq: u64, (earlier, read): (&[RawEvent], Earlier<'_>)) -> Option<Json> {
         let ids = self.0.get_or_insert_with(|| {
             let mut ids = HashMap::new();
             for event in earlier {
-                if let Json::Object(object) = event {
-                    note_message_id(&mut ids, object);
-                }
+                note_message_id(&mut ids, event.view(read.tape, read.text));
             }
             ids
         });
@@ -119,9 +170,9 @@ impl MessageIds {
     }
 }
 
-fn note_message_id(ids: &mut HashMap<u64, Json>, object: &JsonObject) {
-    if let (Some(seq), Some(id)) = (object.get("seq").and_then(Json::as_f64), message_id(object)) {
-        ids.insert(seq as u64, id.clone());
+fn note_message_id(ids: &mut HashMap<u64, Json>, event: JsonRef<'_>) {
+    if let (Some(seq), Some(id)) = (event.get("seq").and_then(JsonRef::as_f64), message_id(event)) {
+        ids.insert(seq as u64, id.to_json());
     }
 }
 
@@ -129,10 +180,10 @@ fn type_of_object(object: &JsonObject) -> Option<&str> {
     object.get("type").and_then(Json::as_str)
 }
 
-fn seq_text(event: &Json) -> String {
+fn seq_text(event: JsonRef<'_>) -> String {
     event
         .get("seq")
-        .map(Json::to_js_string)
+        .map(JsonRef::to_js_string)
         .unwrap_or_else(|| "undefined".into())
 }
 
@@ -147,9 +198,9 @@ fn has_only_keys(object: &JsonObject, required: &[&str], optional: &[&str]) -> b
         && required.iter().all(|k| object.contains_key(k))
 }
 
-fn positive_turn(value: Option<&Json>) -> bool {
+fn positive_turn(value: Option<JsonRef<'_>>) -> bool {
     value
-        .and_then(Json::as_f64)
+        .and_then(JsonRef::as_f64)
         .is_some_and(|n| is_safe_integer(n) && n >= 1.0)
 }
 
@@ -183,7 +234,10 @@ fn drop_trigger(object: &mut JsonObject) -> Result<bool, LogFault> {
         .and_then(|t| t.get("kind"))
         .is_some_and(Json::is_non_empty_string)
         && data.get("trigger").and_then(Json::as_object).is_some();
-    if !positive_turn(data.get("turn")) || !has_only_keys(data, &["turn", "trigger"], &[]) || !trigger_ok {
+    if !positive_turn(data.get("turn").map(JsonRef::Tree))
+        || !has_only_keys(data, &["turn", "trigger"], &[])
+        || !trigger_ok
+    {
         return Err(malformed("turn/start", object));
     }
     let mut upgraded = JsonObject::new();
@@ -199,7 +253,7 @@ fn upgrade_turn_end(object: &mut JsonObject) -> Result<bool, LogFault> {
     };
     let reason = data.get("reason").and_then(Json::as_object);
     let Some(reason) = reason.filter(|r| {
-        positive_turn(data.get("turn"))
+        positive_turn(data.get("turn").map(JsonRef::Tree))
             && has_only_keys(data, &["turn", "reason"], &[])
             && r.get("kind").is_some_and(Json::is_string)
     }) else {
@@ -352,8 +406,8 @@ enum MessageKind {
 }
 
 impl MessageKind {
-    fn of(object: &JsonObject) -> Option<MessageKind> {
-        match type_of_object(object)? {
+    fn of_type(kind: &str) -> Option<MessageKind> {
+        match kind {
             "user/message" => Some(MessageKind::User),
             "assistant/message" => Some(MessageKind::Assistant),
             "tool/result" => Some(MessageKind::ToolResult),
@@ -361,8 +415,8 @@ impl MessageKind {
         }
     }
 
-    /// Whether `data` has this kind's pre-identity shape.
-    fn is_legacy(self, data: &JsonObject) -> bool {
+    /// Whether `data` (an object) has this kind's pre-identity shape.
+    fn is_legacy(self, data: JsonRef<'_>) -> bool {
         let has = |key| data.contains_key(key);
         match self {
             MessageKind::User => !has("id") && !has("role") && !has("message") && has("content") && has("source"),
@@ -374,14 +428,19 @@ impl MessageKind {
 
 /// Gives a pre-identity message its id and current shape. Most events are not one, and are
 /// told apart by their type and data's keys alone.
-fn upgrade_message(object: &mut JsonObject, session_id: &str, message_ids: &mut MessageIds, earlier: &[Json]) -> bool {
-    let Some(kind) = MessageKind::of(object) else {
+fn upgrade_message(
+    object: &mut JsonObject,
+    session_id: &str,
+    message_ids: &mut MessageIds,
+    earlier: (&[RawEvent], Earlier<'_>),
+) -> bool {
+    let Some(kind) = type_of_object(object).and_then(MessageKind::of_type) else {
         return false;
     };
     if !object
         .get("data")
-        .and_then(Json::as_object)
-        .is_some_and(|data| kind.is_legacy(data))
+        .filter(|data| matches!(data, Json::Object(_)))
+        .is_some_and(|data| kind.is_legacy(JsonRef::Tree(data)))
     {
         return false;
     }
@@ -395,7 +454,7 @@ fn rewrite_legacy_message(
     kind: MessageKind,
     session_id: &str,
     message_ids: &mut MessageIds,
-    earlier: &[Json],
+    earlier: (&[RawEvent], Earlier<'_>),
 ) -> bool {
     let seq = object.get("seq").cloned();
     let legacy = || legacy_id(session_id, seq.as_ref());
@@ -460,9 +519,9 @@ fn rewrite_legacy_message(
 }
 
 /// The message id of a current-shape message event.
-fn message_id(object: &JsonObject) -> Option<&Json> {
-    let data = object.get("data")?;
-    let message = match object.get("type").and_then(Json::as_str)? {
+fn message_id(event: JsonRef<'_>) -> Option<JsonRef<'_>> {
+    let data = event.get("data")?;
+    let message = match event.get("type").and_then(JsonRef::as_str)? {
         "user/message" => data,
         _ => data.get("message")?,
     };
@@ -470,8 +529,20 @@ fn message_id(object: &JsonObject) -> Option<&Json> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+
+    /// [`upgrade_legacy_shapes`] over trees, in place.
+    pub(in crate::log) fn upgrade_trees(events: &mut Vec<Json>, session_id: &str) -> Result<Vec<usize>, LogFault> {
+        let mut raw = RawEvents::of_trees(std::mem::take(events));
+        let rewritten = upgrade_legacy_shapes(&mut raw, "", session_id, |_| None);
+        let tree = |event| match event {
+            RawEvent::Tree(tree) => tree,
+            RawEvent::Taped(_) => unreachable!("trees stay trees"),
+        };
+        *events = raw.events.into_iter().map(tree).collect();
+        rewritten
+    }
 
     fn event(text: &str) -> Json {
         Json::parse(text, Default::default()).expect("json")
@@ -505,7 +576,7 @@ mod tests {
             legacy_result(3, Some(2)),
             legacy_result(4, Some(9)),
         ];
-        let rewritten = upgrade_legacy_shapes(&mut events, "s", |_| None).expect("upgrades");
+        let rewritten = upgrade_trees(&mut events, "s").expect("upgrades");
         assert_eq!(rewritten, [0, 1, 3, 4]);
         let ids: Vec<Option<String>> = events.iter().map(id_of).collect();
         let legacy = Some("legacy-message:s:0".to_owned());
@@ -520,7 +591,10 @@ mod tests {
     fn retired_types_are_reported_in_their_order() {
         let at = |kind: &str, seq: u32| event(&format!(r#"{{"type":"{kind}","seq":{seq},"time":1,"data":{{}}}}"#));
         let fallback = event(r#"{"type":"request/header","seq":0,"time":1,"data":{"reason":"fallback"}}"#);
-        let message = |events: &[Json]| reject_retired_vocabulary(events).map_err(|f| f.message).err();
+        let message = |events: &[Json]| {
+            let events: Vec<JsonRef<'_>> = events.iter().map(JsonRef::Tree).collect();
+            reject_retired_vocabulary(&events).map_err(|f| f.message).err()
+        };
         let events = [fallback.clone(), at("mode/set", 1), at("request/header-delta", 2)];
         assert_eq!(
             message(&events).as_deref(),

@@ -1,10 +1,10 @@
 //! Whole-log validation as DSH restores a seed: message shapes, the event vocabulary, the
 //! event envelope and request headers. (The surface rules live in `fold`.)
 
-use super::{Event, LogFault};
+use super::LogFault;
 use crate::error::ErrorCode;
-use crate::event::{EventBatch, PrintedLines};
-use crate::json::{Json, JsonObject, Vocabulary, is_safe_integer};
+use crate::event::{Envelope, conversation_facts};
+use crate::json::{JsonRef, Vocabulary, is_safe_integer};
 
 /// Every event type DSH 0.1.x interprets; anything else needs `"ignorable": true`.
 pub const KNOWN_EVENT_TYPES: [&str; 48] = [
@@ -73,13 +73,13 @@ fn is_known(kind: &str) -> bool {
 }
 
 /// Refuses an unknown event type that is not marked ignorable (a refusal, not corruption).
-pub(super) fn known_types(events: &[Json]) -> Result<(), LogFault> {
-    let known = |event: &&Json| {
-        let kind = super::event_type(event);
-        kind.is_some_and(is_known) || matches!(event.get("ignorable"), Some(Json::Bool(true)))
+pub(super) fn known_types(events: &[JsonRef<'_>]) -> Result<(), LogFault> {
+    let known = |event: &JsonRef<'_>| {
+        let kind = super::event_type(*event);
+        kind.is_some_and(is_known) || event.get("ignorable").and_then(JsonRef::as_bool) == Some(true)
     };
     match events.iter().find(|event| !known(event)) {
-        Some(event) => Err(unknown_type(event)),
+        Some(event) => Err(unknown_type(*event)),
         None => Ok(()),
     }
 }
@@ -87,14 +87,14 @@ pub(super) fn known_types(events: &[Json]) -> Result<(), LogFault> {
 /// The refusal of `event`'s type, in DSH's words. Out of line: no valid log reaches it.
 #[cold]
 #[inline(never)]
-fn unknown_type(event: &Json) -> LogFault {
+fn unknown_type(event: JsonRef<'_>) -> LogFault {
     let shown = event
         .get("type")
-        .map(Json::to_js_string_for_message)
+        .map(|kind| kind.to_json().to_js_string_for_message())
         .unwrap_or_else(|| "undefined".into());
     let seq = event
         .get("seq")
-        .map(Json::to_js_string)
+        .map(JsonRef::to_js_string)
         .unwrap_or_else(|| "undefined".into());
     LogFault::new(
         ErrorCode::LoadUnknownEventType,
@@ -104,21 +104,21 @@ fn unknown_type(event: &Json) -> LogFault {
     )
 }
 
-fn has_provider_model(value: Option<&Json>) -> bool {
+fn has_provider_model(value: Option<JsonRef<'_>>) -> bool {
     value.is_some_and(|v| {
-        v.get("provider").is_some_and(Json::is_non_empty_string)
-            && v.get("model").is_some_and(Json::is_non_empty_string)
+        v.get("provider").is_some_and(JsonRef::is_non_empty_string)
+            && v.get("model").is_some_and(JsonRef::is_non_empty_string)
     })
 }
 
 /// The message rules of `user/message`, `assistant/message` and `tool/result`.
-pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
+pub(super) fn message_shape(event: JsonRef<'_>) -> Result<(), LogFault> {
     let kind = super::event_type(event).unwrap_or_default();
     if !matches!(kind, "user/message" | "assistant/message" | "tool/result") {
         return Ok(());
     }
     let fail = |why: &str| {
-        let seq = event.get("seq").map(Json::to_js_string).unwrap_or_default();
+        let seq = event.get("seq").map(JsonRef::to_js_string).unwrap_or_default();
         Err(LogFault::corrupt(format!("{kind} at seq {seq} {why}")))
     };
     let data = event.get("data");
@@ -128,8 +128,8 @@ pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
         data.and_then(|d| d.get("message"))
     };
     let Some(message) = message
-        .and_then(Json::as_object)
-        .filter(|m| m.get("id").is_some_and(Json::is_non_empty_string))
+        .filter(|m| m.is_object())
+        .filter(|m| m.get("id").is_some_and(JsonRef::is_non_empty_string))
     else {
         return fail("lacks an identified message");
     };
@@ -138,31 +138,31 @@ pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
     } else {
         "user"
     };
-    if message.get("role").and_then(Json::as_str) != Some(role) {
+    if message.get("role").and_then(JsonRef::as_str) != Some(role) {
         return fail(&format!("message must have role {role:?}"));
     }
-    let source = message.get("source").filter(|s| matches!(s, Json::Object(_)));
-    let Some(source) = source.filter(|s| s.get("kind").is_some_and(Json::is_non_empty_string)) else {
+    let source = message.get("source").filter(|s| s.is_object());
+    let Some(source) = source.filter(|s| s.get("kind").is_some_and(JsonRef::is_non_empty_string)) else {
         return fail("message has invalid source");
     };
-    let Some(content) = message.get("content").and_then(Json::as_array) else {
+    let Some(content) = message.get("content").filter(|c| c.is_array()) else {
         return fail("message has invalid content");
     };
-    let source_kind = source.get("kind").and_then(Json::as_str);
+    let source_kind = source.get("kind").and_then(JsonRef::as_str);
     match kind {
         "assistant/message" if source_kind != Some("model") || !has_provider_model(Some(source)) => {
             return fail("message must have model source");
         }
         "tool/result" => {
             let call_id = source.get("callId");
-            if source_kind != Some("tool") || !call_id.is_some_and(Json::is_non_empty_string) {
+            if source_kind != Some("tool") || !call_id.is_some_and(JsonRef::is_non_empty_string) {
                 return fail("message must have tool source");
             }
-            let block = content.first();
-            let block_ok = content.len() == 1
+            let block = content.items().and_then(|mut items| items.next());
+            let block_ok = content.len() == Some(1)
                 && block.is_some_and(|b| {
-                    b.get("type").and_then(Json::as_str) == Some("tool-result")
-                        && b.get("content").and_then(Json::as_array).is_some()
+                    b.get("type").and_then(JsonRef::as_str) == Some("tool-result")
+                        && b.get("content").is_some_and(JsonRef::is_array)
                 });
             if !block_ok {
                 return fail("message must contain one tool-result block");
@@ -176,61 +176,58 @@ pub(super) fn message_shape(event: &Json) -> Result<(), LogFault> {
     Ok(())
 }
 
-/// Checks every envelope and request header and converts the log into [`Event`]s; the first
-/// of `events` is the log's event at index `first` (0 for a whole log, the old length for an
-/// append), and `printed` holds the lines of those read as their printed text (which become
-/// their arena).
-pub(super) fn envelopes(events: Vec<Json>, first: usize, printed: PrintedLines) -> Result<Vec<Event>, LogFault> {
-    let mut out = EventBatch::on_lines(printed, events.len());
-    for (index, event) in (first..).zip(events) {
+/// Checks every envelope and request header of `events` (the log's events from index
+/// `first` on: 0 for a whole log, the old length for an append), and what an event keeps of
+/// its envelope and message; `Err` at the first invalid one.
+pub(super) fn envelopes(events: &[JsonRef<'_>], first: usize) -> Result<Vec<Envelope>, LogFault> {
+    let mut out = Vec::with_capacity(events.len());
+    for (index, event) in (first..).zip(events.iter().copied()) {
         let invalid = || LogFault::corrupt(format!("event at index {index} has an invalid event envelope"));
-        let Json::Object(object) = event else {
-            return Err(invalid());
-        };
-        let members = EnvelopeMembers::of(&object).ok_or_else(invalid)?;
-        let kind = members.kind.and_then(Json::as_str).ok_or_else(invalid)?;
+        let members = EnvelopeMembers::of(event).ok_or_else(invalid)?;
+        let kind = members.kind.and_then(JsonRef::as_str).ok_or_else(invalid)?;
         let seq = members
             .seq
-            .and_then(Json::as_f64)
+            .and_then(JsonRef::as_f64)
             .filter(|n| is_safe_integer(*n) && *n >= 0.0)
             .ok_or_else(invalid)?;
         let time = members
             .time
-            .and_then(Json::as_f64)
+            .and_then(JsonRef::as_f64)
             .filter(|n| is_safe_integer(*n))
             .ok_or_else(invalid)?;
-        if !members.data || members.ignorable.is_some_and(|v| !matches!(v, Json::Bool(true))) {
+        if !members.data || members.ignorable.is_some_and(|v| v.as_bool() != Some(true)) {
             return Err(invalid());
         }
         if kind == "request/header" {
-            request_header(&object, index)?;
+            request_header(event, index)?;
         }
         if seq != index as f64 {
             return Err(LogFault::corrupt(format!(
                 "event at index {index} has seq {seq} (expected {index}); the log must be contiguous from 0"
             )));
         }
-        out.push(&object, seq as u64, time as i64, kind);
+        let message = conversation_facts(event).map(|(message, _)| message);
+        out.push(Envelope::new(seq as u64, time as i64, kind, message));
     }
-    Ok(out.finish())
+    Ok(out)
 }
 
-/// The members of an event's envelope, found in one pass over its keys; `None` when it has
-/// a key an envelope may not have.
+/// The members of an event's envelope, found in one pass over its keys; `None` when it is
+/// not an object or has a key an envelope may not have.
 #[derive(Default)]
 struct EnvelopeMembers<'a> {
-    kind: Option<&'a Json>,
-    seq: Option<&'a Json>,
-    time: Option<&'a Json>,
+    kind: Option<JsonRef<'a>>,
+    seq: Option<JsonRef<'a>>,
+    time: Option<JsonRef<'a>>,
     data: bool,
-    ignorable: Option<&'a Json>,
+    ignorable: Option<JsonRef<'a>>,
 }
 
 impl<'a> EnvelopeMembers<'a> {
-    fn of(object: &'a JsonObject) -> Option<EnvelopeMembers<'a>> {
+    fn of(event: JsonRef<'a>) -> Option<EnvelopeMembers<'a>> {
         let mut members = EnvelopeMembers::default();
-        for (key, value) in object.iter() {
-            match key.as_wtf8() {
+        for (key, value) in event.members()? {
+            match key {
                 b"type" => members.kind = Some(value),
                 b"seq" => members.seq = Some(value),
                 b"time" => members.time = Some(value),
@@ -244,29 +241,31 @@ impl<'a> EnvelopeMembers<'a> {
     }
 }
 
-fn request_header(event: &JsonObject, index: usize) -> Result<(), LogFault> {
+fn request_header(event: JsonRef<'_>, index: usize) -> Result<(), LogFault> {
     let fail = |why: &str| Err(LogFault::corrupt(format!("request/header at index {index} {why}")));
     let header = event
         .get("data")
         .and_then(|d| d.get("header"))
-        .filter(|h| matches!(h, Json::Object(_)));
+        .filter(|h| h.is_object());
     let config = header.and_then(|h| h.get("config"));
     if !has_provider_model(config) {
         return fail("lacks provider/model");
     }
-    let config = config.and_then(Json::as_object).cloned().unwrap_or_default();
-    if config.get("reasoningEffort").is_some_and(|r| !r.is_non_empty_string()) {
+    // Only an object has a provider and a model.
+    let has_config = |key| config.is_some_and(|config| config.contains_key(key));
+    if config
+        .and_then(|c| c.get("reasoningEffort"))
+        .is_some_and(|r| !r.is_non_empty_string())
+    {
         return fail("has an invalid reasoningEffort");
     }
     if let Some(defaults) = header.and_then(|h| h.get("adapterDefaults")) {
-        let Some(defaults) = defaults.as_object() else {
+        let Some(mut members) = defaults.members() else {
             return fail("has invalid adapterDefaults");
         };
-        let valid = defaults
-            .iter()
-            .all(|(k, v)| (k == "reasoningEffort" || k == "maxTokens") && matches!(v, Json::Bool(true)))
-            && (!defaults.contains_key("reasoningEffort") || config.contains_key("reasoningEffort"))
-            && (!defaults.contains_key("maxTokens") || config.contains_key("maxTokens"));
+        let valid = members.all(|(k, v)| (k == b"reasoningEffort" || k == b"maxTokens") && v.as_bool() == Some(true))
+            && (!defaults.contains_key("reasoningEffort") || has_config("reasoningEffort"))
+            && (!defaults.contains_key("maxTokens") || has_config("maxTokens"));
         if !valid {
             return fail("has invalid adapterDefaults");
         }

@@ -81,7 +81,7 @@ pub struct RetainedSource {
 /// `source.kind == "user"` user messages, every assistant message; everything else dropped.
 /// Messages whose joined text is empty are skipped.
 pub fn project_conversation(events: &[Json]) -> Vec<ProjectedMessage> {
-    pending_messages(events.iter().filter_map(Json::as_object))
+    pending_messages(events.iter().filter(|event| event.as_object().is_some()))
         .into_iter()
         .map(|m| ProjectedMessage {
             role: m.facts.role,
@@ -111,7 +111,7 @@ impl PendingMessage<'_> {
     fn text(&self) -> JsString {
         match self.content {
             Content::Parsed(blocks) => text_content(blocks),
-            Content::Stored(event) => match conversation_message(&event.as_json()) {
+            Content::Stored(event) => match conversation_message(&Json::Object(event.as_json())) {
                 Some((_, blocks)) => text_content(blocks),
                 None => JsString::from(""),
             },
@@ -134,8 +134,8 @@ fn stored_messages<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<Pendi
 
 /// The projection of [`project_conversation`], texts not built (a non-object event is dropped,
 /// as any event without a projected type).
-fn pending_messages<'a>(events: impl IntoIterator<Item = &'a JsonObject>) -> Vec<PendingMessage<'a>> {
-    let pending = |event: &'a JsonObject| {
+fn pending_messages<'a>(events: impl IntoIterator<Item = &'a Json>) -> Vec<PendingMessage<'a>> {
+    let pending = |event: &'a Json| {
         let (facts, blocks) = conversation_message(event)?;
         Some(PendingMessage {
             facts,
@@ -410,7 +410,7 @@ fn drop_oldest(messages: &[PendingMessage<'_>], fixed: usize, max_bytes: u64) ->
 /// Fails with `SESSION_REFERENCE_BUDGET_EXCEEDED` when the fixed fields plus every message that
 /// retention must keep (checkpoints and the newest message), emptied, still exceed the budget.
 pub fn retain_source(source: &SourceSurface<'_>, label: &JsString, max_bytes: u64) -> Result<RetainedSource, Error> {
-    let messages = pending_messages(source.events.iter().filter_map(Json::as_object));
+    let messages = pending_messages(source.events.iter().filter(|event| event.as_object().is_some()));
     retain_messages(source, messages, label, max_bytes)
 }
 
@@ -567,10 +567,10 @@ mod tests {
         for (seq, event) in (0..).zip(&events) {
             let object = event.as_object().expect("object");
             let kind = event.get("type").and_then(Json::as_str).expect("type");
-            batch.push(object, seq, 0, kind);
+            batch.push_object(object, seq, 0, kind);
         }
         let stored = batch.finish();
-        let parsed = pending_messages(events.iter().filter_map(Json::as_object));
+        let parsed = pending_messages(events.iter().filter(|event| event.as_object().is_some()));
         assert_eq!(facts(&stored_messages(&stored)), facts(&parsed));
         assert_eq!(parsed.len(), 6, "{:?}", facts(&parsed));
     }
