@@ -629,9 +629,16 @@ impl<'a> LineScanner<'a> {
     /// makes the log damaged); notes the first damage.
     fn check(&mut self, decoded: &Decoded, text: &str) -> Result<bool, LogFault> {
         let base = self.printed.text_len();
-        let events: Vec<JsonRef<'_>> = match decoded {
-            Decoded::Taped(read) => vec![self.events.tape.get(text, base, read.root)],
-            Decoded::Tree(record, _) => record.events().iter().map(JsonRef::Tree).collect(),
+        let (taped, trees): ([JsonRef<'_>; 1], Vec<JsonRef<'_>>);
+        let events: &[JsonRef<'_>] = match decoded {
+            Decoded::Taped(read) => {
+                taped = [self.events.tape.get(text, base, read.root)];
+                &taped
+            }
+            Decoded::Tree(record, _) => {
+                trees = record.events().iter().map(JsonRef::Tree).collect();
+                &trees
+            }
         };
         // A `null` line breaks DSH's reader outright.
         if events.iter().any(|e| e.is_null()) {

@@ -212,9 +212,9 @@ pub(super) fn envelopes(events: &[JsonRef<'_>], first: usize) -> Result<Vec<Enve
     Ok(out)
 }
 
-/// The members of an event's envelope, found in one pass over its keys; `None` when it is
-/// not an object or has a key an envelope may not have.
-#[derive(Default)]
+/// The members of an event's envelope; `None` when it is not an object or has a key an
+/// envelope may not have (found by counting: an object's keys are distinct, so it has no other
+/// key when it has as many as were found among those allowed).
 struct EnvelopeMembers<'a> {
     kind: Option<JsonRef<'a>>,
     seq: Option<JsonRef<'a>>,
@@ -225,19 +225,22 @@ struct EnvelopeMembers<'a> {
 
 impl<'a> EnvelopeMembers<'a> {
     fn of(event: JsonRef<'a>) -> Option<EnvelopeMembers<'a>> {
-        let mut members = EnvelopeMembers::default();
-        for (key, value) in event.members()? {
-            match key {
-                b"type" => members.kind = Some(value),
-                b"seq" => members.seq = Some(value),
-                b"time" => members.time = Some(value),
-                b"data" => members.data = true,
-                b"ignorable" => members.ignorable = Some(value),
-                b"surfaceOp" | b"sourceEventSeqs" => {}
-                _ => return None,
-            }
-        }
-        Some(members)
+        let keys = event.len().filter(|_| event.is_object())?;
+        let members = EnvelopeMembers {
+            kind: event.get("type"),
+            seq: event.get("seq"),
+            time: event.get("time"),
+            data: event.get("data").is_some(),
+            ignorable: event.get("ignorable"),
+        };
+        let fold_members = [event.get("surfaceOp"), event.get("sourceEventSeqs")];
+        let found = [members.kind, members.seq, members.time, members.ignorable]
+            .iter()
+            .chain(&fold_members)
+            .filter(|member| member.is_some())
+            .count()
+            + usize::from(members.data);
+        (found == keys).then_some(members)
     }
 }
 
