@@ -533,7 +533,7 @@ impl JsonObject {
     }
 
     /// The value of a key given as WTF-8 bytes.
-    fn get_js(&self, key: &[u8]) -> Option<&Json> {
+    pub(crate) fn get_js(&self, key: &[u8]) -> Option<&Json> {
         self.position(key).map(|at| &self.entries[at].1)
     }
 

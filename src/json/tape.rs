@@ -36,9 +36,16 @@ struct Node {
 
 /// A key's length and first seven bytes in one word: members are looked up by comparing it,
 /// and only a key longer than seven bytes is compared further (most keys of a log are not).
-#[inline]
+/// A plain loop, so that the signature of a constant key is worked out as the code compiles.
+#[inline(always)]
 fn signature(key: &[u8]) -> u64 {
-    signature_in(key, 0, key.len())
+    let mut word = 0;
+    let mut at = 0;
+    while at < key.len() && at < 7 {
+        word |= u64::from(key[at]) << (8 * at);
+        at += 1;
+    }
+    word | (key.len().min(255) as u64) << 56
 }
 
 /// The [`signature`] of the `len` bytes at `at` in `bytes`: one word loaded where eight bytes
@@ -466,10 +473,12 @@ pub struct TapeRef<'a> {
 }
 
 impl<'a> TapeRef<'a> {
+    #[inline]
     fn node(self) -> &'a Node {
         &self.tape.nodes[self.at as usize]
     }
 
+    #[inline]
     fn at(self, at: u32) -> TapeRef<'a> {
         TapeRef { at, ..self }
     }
@@ -527,19 +536,22 @@ impl<'a> From<&'a Json> for JsonRef<'a> {
 impl<'a> JsonRef<'a> {
     /// The member `key` of an object (`None` for anything else). Inlined: its keys are
     /// constants, whose signatures are then worked out as the code is compiled.
-    #[inline]
+    #[inline(always)]
     pub fn get(self, key: &str) -> Option<JsonRef<'a>> {
+        self.member(key.as_bytes(), signature(key.as_bytes()))
+    }
+
+    /// [`JsonRef::get`] of the key whose signature is given.
+    #[inline]
+    fn member(self, key: &[u8], signature: u64) -> Option<JsonRef<'a>> {
         match self {
-            JsonRef::Tree(value) => value.get(key).map(JsonRef::Tree),
+            JsonRef::Tree(value) => value.as_object()?.get_js(key).map(JsonRef::Tree),
             JsonRef::Tape(value) => {
                 if value.node().kind != Kind::Object {
                     return None;
                 }
-                let key = key.as_bytes();
                 let members = (value.at, value.node().next as usize);
-                let at = value
-                    .tape
-                    .member(members, value.base, value.text, signature(key), key)?;
+                let at = value.tape.member(members, value.base, value.text, signature, key)?;
                 Some(JsonRef::Tape(value.at(at)))
             }
         }
@@ -555,6 +567,7 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether this is a string.
+    #[inline]
     pub fn is_string(self) -> bool {
         match self {
             JsonRef::Tree(value) => value.is_string(),
@@ -563,11 +576,13 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether this is a string of at least one character.
+    #[inline]
     pub fn is_non_empty_string(self) -> bool {
         self.string_len().is_some_and(|len| len > 0)
     }
 
     /// The length in WTF-8 bytes of a string, elided or not.
+    #[inline]
     pub fn string_len(self) -> Option<usize> {
         match self {
             JsonRef::Tree(value) => value.as_js_string().map(JsString::wtf8_len),
@@ -579,6 +594,7 @@ impl<'a> JsonRef<'a> {
     }
 
     /// The number, if this is one.
+    #[inline]
     pub fn as_f64(self) -> Option<f64> {
         match self {
             JsonRef::Tree(value) => value.as_f64(),
@@ -587,6 +603,7 @@ impl<'a> JsonRef<'a> {
     }
 
     /// The boolean, if this is one.
+    #[inline]
     pub fn as_bool(self) -> Option<bool> {
         match self {
             JsonRef::Tree(Json::Bool(b)) => Some(*b),
@@ -600,6 +617,7 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether this is `null`.
+    #[inline]
     pub fn is_null(self) -> bool {
         match self {
             JsonRef::Tree(value) => matches!(value, Json::Null),
@@ -608,6 +626,7 @@ impl<'a> JsonRef<'a> {
     }
 
     /// A string's WTF-8 bytes (`None` for anything else, and for an elided string).
+    #[inline]
     pub fn string_bytes(self) -> Option<&'a [u8]> {
         match self {
             JsonRef::Tree(value) => value.as_js_string().map(JsString::as_wtf8),
@@ -616,6 +635,7 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether this is an array.
+    #[inline]
     pub fn is_array(self) -> bool {
         match self {
             JsonRef::Tree(value) => matches!(value, Json::Array(_)),
@@ -624,6 +644,7 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether this is an object.
+    #[inline]
     pub fn is_object(self) -> bool {
         match self {
             JsonRef::Tree(value) => matches!(value, Json::Object(_)),
@@ -644,6 +665,7 @@ impl<'a> JsonRef<'a> {
     }
 
     /// How many items an array holds, or members an object (`None` for anything else).
+    #[inline]
     pub fn len(self) -> Option<usize> {
         match self {
             JsonRef::Tree(Json::Array(items)) => Some(items.len()),
@@ -676,6 +698,7 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether an object has the member `key`.
+    #[inline]
     pub fn contains_key(self, key: &str) -> bool {
         self.is_object() && self.get(key).is_some()
     }
