@@ -577,6 +577,11 @@ impl JsonObject {
         self.entries.is_empty()
     }
 
+    /// The members as they are held, in order.
+    pub(crate) fn entries(&self) -> &[(JsString, Json)] {
+        &self.entries
+    }
+
     /// Keys and values in property order.
     pub fn iter(&self) -> impl Iterator<Item = (&JsString, &Json)> {
         self.entries.iter().map(|(k, v)| (k, v))

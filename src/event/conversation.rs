@@ -74,15 +74,18 @@ pub(crate) fn conversation_facts(event: JsonRef<'_>) -> Option<(ConversationMess
         // `tool/result`, and (defensively) anything a surface never holds.
         _ => return None,
     };
-    // `Buffer.byteLength`: a lone surrogate takes 3 bytes in WTF-8, like the U+FFFD it becomes.
-    let text_bytes = content
-        .and_then(JsonRef::items)
-        .into_iter()
-        .flatten()
-        .filter(|block| block.get("type").and_then(JsonRef::as_str) == Some("text"))
-        .filter_map(|block| block.get("text").and_then(JsonRef::string_len))
-        .reduce(|before, len| before + 1 + len)
-        .filter(|&bytes| bytes > 0)?;
+    // `Buffer.byteLength`: a lone surrogate takes 3 bytes in WTF-8, like the U+FFFD it becomes;
+    // the texts are joined with "\n".
+    let mut text_bytes: Option<usize> = None;
+    for block in content.and_then(JsonRef::items)? {
+        if block.get("type").and_then(JsonRef::as_str) != Some("text") {
+            continue;
+        }
+        if let Some(len) = block.get("text").and_then(JsonRef::string_len) {
+            text_bytes = Some(text_bytes.map_or(len, |before| before + 1 + len));
+        }
+    }
+    let text_bytes = text_bytes.filter(|&bytes| bytes > 0)?;
     let message = ConversationMessage {
         role,
         checkpoint,

@@ -490,18 +490,12 @@ impl<'a> TapeRef<'a> {
     }
 
     /// The items of an array, or the keys and values of an object in turn.
-    fn children(self) -> impl Iterator<Item = TapeRef<'a>> {
+    fn children(self) -> Children<'a> {
         let node = self.node();
         let container = matches!(node.kind, Kind::Array | Kind::Object);
-        let mut at = self.at + 1;
+        let at = self.at + 1;
         let end = if container { node.next } else { at };
-        std::iter::from_fn(move || {
-            (at < end).then(|| {
-                let child = self.at(at);
-                at = child.node().next;
-                child
-            })
-        })
+        Children { value: self, at, end }
     }
 
     #[inline]
@@ -514,6 +508,68 @@ impl<'a> TapeRef<'a> {
                 Some(&self.tape.unescaped[from..from + len])
             }
             _ => None,
+        }
+    }
+}
+
+/// The values of a container on a tape, one after another (the items of an array, or the keys
+/// and values of an object in turn).
+#[derive(Clone)]
+pub struct Children<'a> {
+    value: TapeRef<'a>,
+    at: u32,
+    end: u32,
+}
+
+impl<'a> Iterator for Children<'a> {
+    type Item = TapeRef<'a>;
+
+    fn next(&mut self) -> Option<TapeRef<'a>> {
+        (self.at < self.end).then(|| {
+            let child = self.value.at(self.at);
+            self.at = child.node().next;
+            child
+        })
+    }
+}
+
+/// The items of an array ([`JsonRef::items`]).
+pub enum Items<'a> {
+    /// A tree's.
+    Tree(std::slice::Iter<'a, Json>),
+    /// A tape's.
+    Tape(Children<'a>),
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = JsonRef<'a>;
+
+    fn next(&mut self) -> Option<JsonRef<'a>> {
+        match self {
+            Items::Tree(items) => items.next().map(JsonRef::Tree),
+            Items::Tape(children) => children.next().map(JsonRef::Tape),
+        }
+    }
+}
+
+/// The keys (as WTF-8) and values of an object ([`JsonRef::members`]).
+pub enum Members<'a> {
+    /// A tree's.
+    Tree(std::slice::Iter<'a, (JsString, Json)>),
+    /// A tape's: keys and values in turn.
+    Tape(Children<'a>),
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (&'a [u8], JsonRef<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Members::Tree(members) => members.next().map(|(key, value)| (key.as_wtf8(), JsonRef::Tree(value))),
+            Members::Tape(children) => {
+                let key = children.next()?.str()?;
+                Some((key.as_bytes(), JsonRef::Tape(children.next()?)))
+            }
         }
     }
 }
@@ -539,6 +595,14 @@ impl<'a> JsonRef<'a> {
     #[inline(always)]
     pub fn get(self, key: &str) -> Option<JsonRef<'a>> {
         self.member(key.as_bytes(), signature(key.as_bytes()))
+    }
+
+    /// [`JsonRef::get`] out of line, for the paths few events take (errors, rare event types,
+    /// legacy shapes, closers): every `get` is inlined where it is asked, and inlined on every
+    /// rare path it would only make the wasm larger.
+    #[inline(never)]
+    pub fn lookup(self, key: &str) -> Option<JsonRef<'a>> {
+        self.get(key)
     }
 
     /// [`JsonRef::get`] of the key whose signature is given.
@@ -567,7 +631,6 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether this is a string.
-    #[inline]
     pub fn is_string(self) -> bool {
         match self {
             JsonRef::Tree(value) => value.is_string(),
@@ -576,13 +639,11 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether this is a string of at least one character.
-    #[inline]
     pub fn is_non_empty_string(self) -> bool {
         self.string_len().is_some_and(|len| len > 0)
     }
 
     /// The length in WTF-8 bytes of a string, elided or not.
-    #[inline]
     pub fn string_len(self) -> Option<usize> {
         match self {
             JsonRef::Tree(value) => value.as_js_string().map(JsString::wtf8_len),
@@ -594,7 +655,6 @@ impl<'a> JsonRef<'a> {
     }
 
     /// The number, if this is one.
-    #[inline]
     pub fn as_f64(self) -> Option<f64> {
         match self {
             JsonRef::Tree(value) => value.as_f64(),
@@ -603,7 +663,6 @@ impl<'a> JsonRef<'a> {
     }
 
     /// The boolean, if this is one.
-    #[inline]
     pub fn as_bool(self) -> Option<bool> {
         match self {
             JsonRef::Tree(Json::Bool(b)) => Some(*b),
@@ -617,7 +676,6 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether this is `null`.
-    #[inline]
     pub fn is_null(self) -> bool {
         match self {
             JsonRef::Tree(value) => matches!(value, Json::Null),
@@ -626,7 +684,6 @@ impl<'a> JsonRef<'a> {
     }
 
     /// A string's WTF-8 bytes (`None` for anything else, and for an elided string).
-    #[inline]
     pub fn string_bytes(self) -> Option<&'a [u8]> {
         match self {
             JsonRef::Tree(value) => value.as_js_string().map(JsString::as_wtf8),
@@ -635,7 +692,6 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether this is an array.
-    #[inline]
     pub fn is_array(self) -> bool {
         match self {
             JsonRef::Tree(value) => matches!(value, Json::Array(_)),
@@ -644,7 +700,6 @@ impl<'a> JsonRef<'a> {
     }
 
     /// Whether this is an object.
-    #[inline]
     pub fn is_object(self) -> bool {
         match self {
             JsonRef::Tree(value) => matches!(value, Json::Object(_)),
@@ -653,19 +708,15 @@ impl<'a> JsonRef<'a> {
     }
 
     /// The items of an array (`None` for anything else).
-    pub fn items(self) -> Option<impl Iterator<Item = JsonRef<'a>>> {
-        let (tree, tape) = match self {
-            JsonRef::Tree(Json::Array(items)) => (Some(items.iter().map(JsonRef::Tree)), None),
-            JsonRef::Tape(value) if value.node().kind == Kind::Array => {
-                (None, Some(value.children().map(JsonRef::Tape)))
-            }
-            _ => return None,
-        };
-        Some(tree.into_iter().flatten().chain(tape.into_iter().flatten()))
+    pub fn items(self) -> Option<Items<'a>> {
+        match self {
+            JsonRef::Tree(Json::Array(items)) => Some(Items::Tree(items.iter())),
+            JsonRef::Tape(value) if value.node().kind == Kind::Array => Some(Items::Tape(value.children())),
+            _ => None,
+        }
     }
 
     /// How many items an array holds, or members an object (`None` for anything else).
-    #[inline]
     pub fn len(self) -> Option<usize> {
         match self {
             JsonRef::Tree(Json::Array(items)) => Some(items.len()),
@@ -678,27 +729,15 @@ impl<'a> JsonRef<'a> {
     }
 
     /// The keys (as WTF-8) and values of an object, in order (`None` for anything else).
-    pub fn members(self) -> Option<impl Iterator<Item = (&'a [u8], JsonRef<'a>)>> {
-        let (tree, tape) = match self {
-            JsonRef::Tree(Json::Object(object)) => {
-                let members = object.iter().map(|(key, value)| (key.as_wtf8(), JsonRef::Tree(value)));
-                (Some(members), None)
-            }
-            JsonRef::Tape(value) if value.node().kind == Kind::Object => {
-                let mut children = value.children();
-                let members = std::iter::from_fn(move || {
-                    let key = children.next()?.str()?;
-                    Some((key.as_bytes(), JsonRef::Tape(children.next()?)))
-                });
-                (None, Some(members))
-            }
-            _ => return None,
-        };
-        Some(tree.into_iter().flatten().chain(tape.into_iter().flatten()))
+    pub fn members(self) -> Option<Members<'a>> {
+        match self {
+            JsonRef::Tree(Json::Object(object)) => Some(Members::Tree(object.entries().iter())),
+            JsonRef::Tape(value) if value.node().kind == Kind::Object => Some(Members::Tape(value.children())),
+            _ => None,
+        }
     }
 
     /// Whether an object has the member `key`.
-    #[inline]
     pub fn contains_key(self, key: &str) -> bool {
         self.is_object() && self.get(key).is_some()
     }
@@ -794,6 +833,7 @@ mod tests {
                 same(value, expected_value);
                 let key = std::str::from_utf8(key).expect("a plain key");
                 same(tape.get(key).expect("found by its key"), expected_value);
+                same(tape.lookup(key).expect("found by its key"), expected_value);
             }
             assert!(tape.get("absent").is_none() && tape.get("surfaceOq").is_none());
         }

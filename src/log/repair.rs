@@ -107,7 +107,7 @@ impl<'a> PendingCalls<'a> {
 /// ids of every earlier event.
 pub(super) fn interrupted_turn_closers(events: &[JsonRef<'_>]) -> Result<Vec<Json>, LogFault> {
     if let Some(&event) = events.iter().find(|event| read_throws(**event)) {
-        let seq = event.get("seq").map(JsonRef::to_js_string).unwrap_or_default();
+        let seq = event.lookup("seq").map(JsonRef::to_js_string).unwrap_or_default();
         let kind = event_type(event).unwrap_or_default();
         return Err(LogFault::corrupt(format!(
             "{kind} at seq {seq} lacks the data or content block the repair reads"
@@ -140,7 +140,7 @@ pub(super) fn interrupted_turn_closers(events: &[JsonRef<'_>]) -> Result<Vec<Jso
             Some("assistant/message") => ask_calls(event, &mut pending),
             Some("tool/call") => {
                 if let Some(call) = pending.get_mut(CallKey::of(field(event, "callId"))) {
-                    call.call_seq = event.get("seq").map(JsonRef::to_json);
+                    call.call_seq = event.lookup("seq").map(JsonRef::to_json);
                 }
             }
             Some("tool/result") => {
@@ -214,8 +214,8 @@ fn closers(
     pending: PendingCalls<'_>,
     last: JsonRef<'_>,
 ) -> Vec<Json> {
-    let mut seq = last.get("seq").and_then(JsonRef::as_f64).unwrap_or_default() + 1.0;
-    let time = last.get("time").map(JsonRef::to_json);
+    let mut seq = last.lookup("seq").and_then(JsonRef::as_f64).unwrap_or_default() + 1.0;
+    let time = last.lookup("time").map(JsonRef::to_json);
     let mut closers = Vec::new();
     for call in pending.into_calls() {
         closers.push(interrupted_result(&call, turn.as_ref(), seq, time.as_ref()));

@@ -115,10 +115,12 @@ fn may_be_legacy(event: JsonRef<'_>) -> bool {
 /// the kinds that never change: what [`upgrade_turn_end`] leaves as it is without a look
 /// further.
 fn is_current_turn_end(data: JsonRef<'_>) -> bool {
-    let reason = data.get("reason").filter(|reason| reason.is_object());
-    let kind = reason.and_then(|reason| reason.get("kind")).and_then(JsonRef::as_str);
+    let reason = data.lookup("reason").filter(|reason| reason.is_object());
+    let kind = reason
+        .and_then(|reason| reason.lookup("kind"))
+        .and_then(JsonRef::as_str);
     data.len() == Some(2)
-        && positive_turn(data.get("turn"))
+        && positive_turn(data.lookup("turn"))
         && reason.and_then(JsonRef::len) == Some(1)
         && matches!(kind, Some("completed" | "blocked" | "max-tokens" | "interrupted"))
 }
@@ -171,7 +173,7 @@ impl MessageIds {
 }
 
 fn note_message_id(ids: &mut HashMap<u64, Json>, event: JsonRef<'_>) {
-    if let (Some(seq), Some(id)) = (event.get("seq").and_then(JsonRef::as_f64), message_id(event)) {
+    if let (Some(seq), Some(id)) = (event.lookup("seq").and_then(JsonRef::as_f64), message_id(event)) {
         ids.insert(seq as u64, id.to_json());
     }
 }
@@ -182,7 +184,7 @@ fn type_of_object(object: &JsonObject) -> Option<&str> {
 
 fn seq_text(event: JsonRef<'_>) -> String {
     event
-        .get("seq")
+        .lookup("seq")
         .map(JsonRef::to_js_string)
         .unwrap_or_else(|| "undefined".into())
 }
@@ -520,12 +522,12 @@ fn rewrite_legacy_message(
 
 /// The message id of a current-shape message event.
 fn message_id(event: JsonRef<'_>) -> Option<JsonRef<'_>> {
-    let data = event.get("data")?;
-    let message = match event.get("type").and_then(JsonRef::as_str)? {
+    let data = event.lookup("data")?;
+    let message = match event.lookup("type").and_then(JsonRef::as_str)? {
         "user/message" => data,
-        _ => data.get("message")?,
+        _ => data.lookup("message")?,
     };
-    message.get("id").filter(|id| id.is_string())
+    message.lookup("id").filter(|id| id.is_string())
 }
 
 #[cfg(test)]

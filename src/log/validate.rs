@@ -89,11 +89,11 @@ pub(super) fn known_types(events: &[JsonRef<'_>]) -> Result<(), LogFault> {
 #[inline(never)]
 fn unknown_type(event: JsonRef<'_>) -> LogFault {
     let shown = event
-        .get("type")
+        .lookup("type")
         .map(|kind| kind.to_json().to_js_string_for_message())
         .unwrap_or_else(|| "undefined".into());
     let seq = event
-        .get("seq")
+        .lookup("seq")
         .map(JsonRef::to_js_string)
         .unwrap_or_else(|| "undefined".into());
     LogFault::new(
@@ -118,7 +118,7 @@ pub(super) fn message_shape(event: JsonRef<'_>) -> Result<(), LogFault> {
         return Ok(());
     }
     let fail = |why: &str| {
-        let seq = event.get("seq").map(JsonRef::to_js_string).unwrap_or_default();
+        let seq = event.lookup("seq").map(JsonRef::to_js_string).unwrap_or_default();
         Err(LogFault::corrupt(format!("{kind} at seq {seq} {why}")))
     };
     let data = event.get("data");
@@ -247,22 +247,22 @@ impl<'a> EnvelopeMembers<'a> {
 fn request_header(event: JsonRef<'_>, index: usize) -> Result<(), LogFault> {
     let fail = |why: &str| Err(LogFault::corrupt(format!("request/header at index {index} {why}")));
     let header = event
-        .get("data")
-        .and_then(|d| d.get("header"))
+        .lookup("data")
+        .and_then(|d| d.lookup("header"))
         .filter(|h| h.is_object());
-    let config = header.and_then(|h| h.get("config"));
+    let config = header.and_then(|h| h.lookup("config"));
     if !has_provider_model(config) {
         return fail("lacks provider/model");
     }
     // Only an object has a provider and a model.
     let has_config = |key| config.is_some_and(|config| config.contains_key(key));
     if config
-        .and_then(|c| c.get("reasoningEffort"))
+        .and_then(|c| c.lookup("reasoningEffort"))
         .is_some_and(|r| !r.is_non_empty_string())
     {
         return fail("has an invalid reasoningEffort");
     }
-    if let Some(defaults) = header.and_then(|h| h.get("adapterDefaults")) {
+    if let Some(defaults) = header.and_then(|h| h.lookup("adapterDefaults")) {
         let Some(mut members) = defaults.members() else {
             return fail("has invalid adapterDefaults");
         };
