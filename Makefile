@@ -18,7 +18,7 @@ FUZZ_SMOKE_SECONDS ?= 5
 # and holds, not how far it gets.
 FUZZ_BUILD ?= --release
 FUZZ_SMOKE_BUILD := --dev
-FUZZ_TARGETS := json log_raw log_transfer index_segment log_zstd zip_load entries_load uri mention search_request snapshot_import prepare_render
+FUZZ_TARGETS := json log_raw log_tape log_transfer index_segment log_zstd zip_load entries_load uri mention search_request snapshot_import prepare_render
 WASM_TARGET := wasm32-unknown-unknown
 WASM_BINDGEN_VERSION := 0.2.130
 # Installed without its default TLS stack (rustls and ring), which only the test runner's

@@ -39,6 +39,7 @@ def main() -> None:
         raw = path.read_bytes()
         stem = path.stem
         write("log_raw", stem, raw)
+        write("log_tape", stem, raw)
         write("log_transfer", stem, raw)
         # Segment edits as (position, xor) triples; a log's bytes also make a job to refuse.
         write("index_segment", stem, raw[:30])
