@@ -280,7 +280,7 @@ impl Reader<'_, '_> {
         }
     }
 
-    #[inline(always)]
+    #[inline]
     fn push(&mut self, kind: Kind, start: usize, value: u64) -> u32 {
         let at = self.tape.nodes.len() as u32;
         self.tape.nodes.push(Node {
@@ -305,9 +305,7 @@ impl Reader<'_, '_> {
     }
 
     /// `"key":` of the innermost open object: a plain key, new to the object, not an array
-    /// index (those would be printed first), within the key limit. Inlined into the value
-    /// loop, as the tree parser's reading of a key is: it reads nearly every key of a log.
-    #[inline(always)]
+    /// index (those would be printed first), within the key limit.
     fn key(&mut self) -> Option<()> {
         if self.bytes.get(self.at) != Some(&b'"') {
             return None;
