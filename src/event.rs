@@ -294,11 +294,6 @@ impl PrintedLines {
         &self.text
     }
 
-    /// The length of [`PrintedLines::text`]: where the next line noted will start.
-    pub(crate) fn text_len(&self) -> usize {
-        self.text.len()
-    }
-
     /// The line of event `index`, when it is its printed text.
     pub(crate) fn line(&self, index: usize) -> Option<&str> {
         let (start, end, _) = (*self.spans.get(index)?)?;

@@ -737,7 +737,7 @@ impl<'a> JsonRef<'a> {
 
     /// Whether an object has the member `key`.
     pub fn contains_key(self, key: &str) -> bool {
-        self.is_object() && self.get(key).is_some()
+        self.get(key).is_some()
     }
 
     /// The value as a tree of its own (a tape's value read again from its text, in full).

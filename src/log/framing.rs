@@ -628,7 +628,7 @@ impl<'a> LineScanner<'a> {
     /// Whether the events of a line read go into the committed prefix (`Err` when the line
     /// makes the log damaged); notes the first damage.
     fn check(&mut self, decoded: &Decoded, text: &str) -> Result<bool, LogFault> {
-        let base = self.printed.text_len();
+        let base = self.printed.text().len();
         let (taped, trees): ([JsonRef<'_>; 1], Vec<JsonRef<'_>>);
         let events: &[JsonRef<'_>] = match decoded {
             Decoded::Taped(read) => {
@@ -729,12 +729,11 @@ impl<'a> LineScanner<'a> {
             noted_keys: &[SURFACE_OP, SOURCE_EVENT_SEQS],
             elide: super::ELIDED,
         };
-        let base = self.printed.text_len();
+        let base = self.printed.text().len();
         let mark = self.events.tape.len();
         let read = self.events.tape.read_printed(text, base, options)?;
         let event = self.events.tape.get(text, base, read.root);
-        let row = event.is_object() && super::rows::row_tag(event).is_some();
-        if !event.is_object() || row {
+        if !event.is_object() || super::rows::row_tag(event).is_some() {
             self.events.tape.truncate(mark);
             return None;
         }

@@ -74,11 +74,10 @@ pub(super) fn upgrade_legacy_shapes(
             }
             events[index] = RawEvent::Tree(event.to_json());
         }
-        let earlier = Earlier { tape, text };
-        let mut changed = upgrade_event(events, index, session_id, &mut message_ids, earlier)?;
+        let mut changed = upgrade_event(events, index, session_id, &mut message_ids, (tape, text))?;
         if changed && let Some(full) = in_full(index) {
             events[index] = RawEvent::Tree(full);
-            changed = upgrade_event(events, index, session_id, &mut message_ids, earlier)?;
+            changed = upgrade_event(events, index, session_id, &mut message_ids, (tape, text))?;
         }
         if changed {
             rewritten.push(index);
@@ -88,9 +87,10 @@ pub(super) fn upgrade_legacy_shapes(
     Ok(rewritten)
 }
 
-/// What reads the events before the one being upgraded.
+/// The events before the one being upgraded, and the tape and lines a taped one is read in.
 #[derive(Clone, Copy)]
 struct Earlier<'a> {
+    events: &'a [RawEvent],
     tape: &'a Tape,
     text: &'a str,
 }
@@ -131,13 +131,17 @@ fn upgrade_event(
     index: usize,
     session_id: &str,
     message_ids: &mut MessageIds,
-    read: Earlier<'_>,
+    (tape, text): (&Tape, &str),
 ) -> Result<bool, LogFault> {
     let (earlier, rest) = events.split_at_mut(index);
     let Some(RawEvent::Tree(Json::Object(object))) = rest.first_mut() else {
         return Ok(false);
     };
-    let earlier = (&*earlier, read);
+    let earlier = Earlier {
+        events: earlier,
+        tape,
+        text,
+    };
     let changed = match type_of_object(object) {
         Some("turn/start") => upgrade_turn_start(object)?,
         Some("turn/end") => upgrade_turn_end(object)?,
@@ -160,11 +164,11 @@ impl MessageIds {
         }
     }
 
-    fn get(&mut self, seq: u64, (earlier, read): (&[RawEvent], Earlier<'_>)) -> Option<Json> {
+    fn get(&mut self, seq: u64, earlier: Earlier<'_>) -> Option<Json> {
         let ids = self.0.get_or_insert_with(|| {
             let mut ids = HashMap::new();
-            for event in earlier {
-                note_message_id(&mut ids, event.view(read.tape, read.text));
+            for event in earlier.events {
+                note_message_id(&mut ids, event.view(earlier.tape, earlier.text));
             }
             ids
         });
@@ -434,7 +438,7 @@ fn upgrade_message(
     object: &mut JsonObject,
     session_id: &str,
     message_ids: &mut MessageIds,
-    earlier: (&[RawEvent], Earlier<'_>),
+    earlier: Earlier<'_>,
 ) -> bool {
     let Some(kind) = type_of_object(object).and_then(MessageKind::of_type) else {
         return false;
@@ -456,7 +460,7 @@ fn rewrite_legacy_message(
     kind: MessageKind,
     session_id: &str,
     message_ids: &mut MessageIds,
-    earlier: (&[RawEvent], Earlier<'_>),
+    earlier: Earlier<'_>,
 ) -> bool {
     let seq = object.get("seq").cloned();
     let legacy = || legacy_id(session_id, seq.as_ref());
