@@ -53,7 +53,7 @@ pub(crate) fn frame_raw(bytes: &[u8], limits: &ReadLimits) -> Result<Framed, Log
         ));
     };
     let mut scanner = LineScanner::new(limits);
-    scanner.printed.reserve(bytes.len() - header_end - 1);
+    scanner.reserve(bytes.len() - header_end - 1);
     scanner.write(&bytes[header_end + 1..])?;
     let torn = scanner.pending.len() as u64;
     Ok(Framed {
@@ -132,9 +132,7 @@ pub(crate) fn frame_zstd(bytes: &[u8], limits: &ReadLimits, budget: &LoadBudget)
         ));
     }
     let mut scanner = LineScanner::new(limits);
-    scanner
-        .printed
-        .reserve(usize::try_from(scan.expected_lines(bytes.len())).unwrap_or(0));
+    scanner.reserve(usize::try_from(scan.expected_lines(bytes.len())).unwrap_or(0));
     for frame in &scan.frames[1..] {
         scanner.write(&decode_frame(
             &bytes[frame.start..frame.end],
@@ -540,6 +538,12 @@ impl<'a> LineScanner<'a> {
             issue: None,
             elided: false,
         }
+    }
+
+    /// Makes room for what `bytes` of lines are read into: their text, and their nodes.
+    fn reserve(&mut self, bytes: usize) {
+        self.printed.reserve(bytes);
+        self.events.tape.reserve_for_text(bytes);
     }
 
     fn write(&mut self, mut chunk: &[u8]) -> Result<(), LogFault> {
