@@ -135,11 +135,19 @@ pub struct TapeOptions<'a> {
 /// (22.5 over all of them), and per 9 over the small handmade logs DSH wrote for the tests.
 const TEXT_BYTES_PER_NODE: usize = 16;
 
+/// The most bytes of lines a tape is reserved for ahead (48 MiB of nodes): a log may declare
+/// up to the per-log limit (1 GiB), and its nodes, reserved in full, would take half again
+/// as much memory as its text, which wasm32 may not have to spare. Past this the tape grows
+/// as the lines come; every log of the bench's 1M corpus is expected to hold less.
+const RESERVED_TEXT_BYTES: usize = 32 << 20;
+
 impl Tape {
-    /// Makes room for the nodes of `bytes` of lines at once, if memory allows (else the tape
-    /// grows as lines come): the tape holds a node per key or value, and growing it node by
-    /// node copied it again at every doubling (about 2% of a load's time in wasm).
+    /// Makes room for the nodes of `bytes` of lines at once (up to [`RESERVED_TEXT_BYTES`]),
+    /// if memory allows, else the tape grows as lines come: the tape holds a node per key or
+    /// value, and growing it node by node copied it again at every doubling (about 2% of a
+    /// load's time in wasm).
     pub(crate) fn reserve_for_text(&mut self, bytes: usize) {
+        let bytes = bytes.min(RESERVED_TEXT_BYTES);
         let _ = self.nodes.try_reserve_exact(bytes / TEXT_BYTES_PER_NODE);
     }
 
@@ -979,5 +987,16 @@ mod tests {
         }
         assert_ne!(signature(b"type"), signature(b"typf"));
         assert_ne!(signature(b"type"), signature(b"types"));
+    }
+
+    /// A log that declares a gigabyte of lines reserves nodes for no more than the bound.
+    #[test]
+    fn a_tape_is_reserved_for_a_bounded_text() {
+        let mut tape = Tape::default();
+        tape.reserve_for_text(1 << 20);
+        assert!(tape.nodes.capacity() >= (1 << 20) / TEXT_BYTES_PER_NODE);
+        let mut tape = Tape::default();
+        tape.reserve_for_text(1 << 30);
+        assert_eq!(tape.nodes.capacity(), RESERVED_TEXT_BYTES / TEXT_BYTES_PER_NODE);
     }
 }
