@@ -8,27 +8,13 @@
 use dsh_session_search::log::{Encoding, ReadLimits, SessionLog, read_log};
 use libfuzzer_sys::fuzz_target;
 
-/// What a read says of a log, to compare two reads.
-fn outcome(log: Result<SessionLog, dsh_session_search::error::Error>) -> Result<Vec<String>, String> {
-    let log = log.map_err(|e| format!("{} {}", e.code.as_str(), e.message))?;
-    let mut said: Vec<String> = log
-        .events
-        .iter()
-        .map(|e| {
-            format!(
-                "{} {} {} {:?} {:?} {:?} {}",
-                e.seq(),
-                e.time(),
-                e.kind(),
-                e.conversation_message(),
-                e.surface_op(),
-                e.source_event_seqs(),
-                &*e.text()
-            )
-        })
-        .collect();
-    said.push(format!("{} {} {:?}", log.synthetic_closers, log.torn_bytes, log.surface));
-    Ok(said)
+#[path = "shared/log_reads.rs"]
+mod log_reads;
+
+/// What a read says of a log, or its error, to compare two reads.
+fn outcome(log: Result<SessionLog, dsh_session_search::error::Error>) -> Result<String, String> {
+    log.map(|log| log_reads::reads(&log))
+        .map_err(|e| format!("{} {}", e.code.as_str(), e.message))
 }
 
 /// The log with a space after the opening brace of every complete line but the header (a

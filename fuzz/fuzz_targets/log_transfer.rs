@@ -4,36 +4,12 @@
 #![no_main]
 
 use dsh_session_search::log::transfer::{DecodeTicket, Expected, adopt, read_for_transfer};
-use dsh_session_search::log::{Encoding, ReadLimits, SessionLog, read_log};
+use dsh_session_search::log::{Encoding, ReadLimits, read_log};
 use libfuzzer_sys::fuzz_target;
 
-/// Everything a later stage reads of a log.
-fn reads(log: &SessionLog) -> String {
-    let events: Vec<String> = (log.events.iter())
-        .map(|e| {
-            format!(
-                "{} {} {} {:?} {}",
-                e.seq(),
-                e.time(),
-                e.kind(),
-                e.conversation_message(),
-                &*e.text()
-            )
-        })
-        .collect();
-    let surface = (
-        &log.surface.nodes,
-        log.surface.labels(),
-        log.surface.replace_generation(),
-    );
-    format!(
-        "{:?} {} {} {surface:?}\n{}",
-        log.header,
-        log.synthetic_closers,
-        log.torn_bytes,
-        events.join("\n")
-    )
-}
+#[path = "shared/log_reads.rs"]
+mod log_reads;
+use log_reads::reads;
 
 fuzz_target!(|data: &[u8]| {
     let ticket = DecodeTicket {
