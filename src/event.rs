@@ -226,7 +226,7 @@ impl EventBatch {
     #[cfg(test)]
     pub(crate) fn push_object(&mut self, object: &JsonObject, seq: u64, time: i64, kind: &str) {
         let tree = Json::Object(object.clone());
-        let message = conversation_facts(json::JsonRef::Tree(&tree)).map(|(message, _)| message);
+        let message = conversation_facts(json::JsonRef::Tree(&tree), Some(kind)).map(|(message, _)| message);
         self.push(Envelope::new(seq, time, kind, message), Some(object));
     }
 

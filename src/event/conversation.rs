@@ -40,7 +40,8 @@ impl Role {
 /// prompts (`source.kind == "user"`), compaction checkpoints and every assistant message, when
 /// their joined text is not empty; `None` for anything else.
 pub fn conversation_message(event: &Json) -> Option<(ConversationMessage, &[Json])> {
-    let (message, content) = conversation_facts(JsonRef::Tree(event))?;
+    let kind = event.get("type").and_then(Json::as_str);
+    let (message, content) = conversation_facts(JsonRef::Tree(event), kind)?;
     let blocks = match content {
         Some(JsonRef::Tree(Json::Array(blocks))) => blocks.as_slice(),
         _ => &[],
@@ -48,11 +49,14 @@ pub fn conversation_message(event: &Json) -> Option<(ConversationMessage, &[Json
     Some((message, blocks))
 }
 
-/// [`conversation_message`] of an event read from a tree or a tape, with its content (when
-/// present).
-pub(crate) fn conversation_facts(event: JsonRef<'_>) -> Option<(ConversationMessage, Option<JsonRef<'_>>)> {
+/// [`conversation_message`] of an event read from a tree or a tape whose `type` is `kind`, with
+/// its content (when present).
+pub(crate) fn conversation_facts<'a>(
+    event: JsonRef<'a>,
+    kind: Option<&str>,
+) -> Option<(ConversationMessage, Option<JsonRef<'a>>)> {
     // The data is looked up in the arms: most events are neither message.
-    let (role, checkpoint, content) = match event.get("type").and_then(JsonRef::as_str)? {
+    let (role, checkpoint, content) = match kind? {
         "user/message" => {
             let data = event.get("data");
             let source = data.and_then(|d| d.get("source"));

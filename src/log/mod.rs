@@ -17,7 +17,7 @@ pub use validate::{KNOWN_EVENT_TYPES, known_type_index};
 
 use crate::archive::LoadBudget;
 use crate::error::{Error, ErrorCode};
-use crate::event::{EventBatch, PrintedLines};
+use crate::event::{Envelope, EventBatch, PrintedLines};
 use crate::fold::{Surface, extend_surface, fold_surface};
 use crate::json::{Elide, Json, JsonRef, Parsed, Tape};
 
@@ -224,17 +224,19 @@ impl FramedLog {
         for index in rewritten {
             printed.forget(index);
         }
-        let closers = {
-            let events = raw.views(printed.text());
+        let (envelopes, closers) = {
+            let mut events = raw.views(printed.text());
             for event in &events {
                 validate::message_shape(*event).map_err(in_context)?;
             }
             validate::known_types(&events).map_err(in_context)?;
-            checked_closers(&events, &printed, limits).map_err(in_context)?
+            let closers = checked_closers(&events, &printed, limits).map_err(in_context)?;
+            events.extend(closers.iter().map(|closer| EventView::of(JsonRef::Tree(closer))));
+            (validate::envelopes(&events, 0).map_err(in_context)?, closers)
         };
         let synthetic_closers = closers.len();
         raw.events.extend(closers.into_iter().map(RawEvent::Tree));
-        let events = assemble(&raw, 0, printed).map_err(in_context)?;
+        let events = batch(&raw, envelopes, printed);
         parsed_header.validate().map_err(in_context)?;
         let header = parsed_header.header;
         let surface = fold_surface(&events).map_err(|e| in_context(LogFault::corrupt(e.message)))?;
@@ -274,9 +276,12 @@ impl RawEvents {
         }
     }
 
-    /// Every event as a value, the tape's read in `text`, the log's printed lines.
-    fn views<'a>(&'a self, text: &'a str) -> Vec<JsonRef<'a>> {
-        self.events.iter().map(|event| event.view(&self.tape, text)).collect()
+    /// Every event as the checks read it, the tape's read in `text`, the log's printed lines.
+    fn views<'a>(&'a self, text: &'a str) -> Vec<EventView<'a>> {
+        self.events
+            .iter()
+            .map(|event| EventView::of(event.view(&self.tape, text)))
+            .collect()
     }
 }
 
@@ -291,9 +296,15 @@ impl RawEvent {
 }
 
 /// Checks the envelopes of `raw` (the log's events from index `first` on) and gathers the
-/// events with their texts: their lines in `printed`, or their trees printed.
+/// events with their texts ([`batch`]).
 fn assemble(raw: &RawEvents, first: usize, printed: PrintedLines) -> Result<Vec<Event>, LogFault> {
     let envelopes = validate::envelopes(&raw.views(printed.text()), first)?;
+    Ok(batch(raw, envelopes, printed))
+}
+
+/// The events of `raw`, whose envelopes are checked, with their texts: their lines in
+/// `printed`, or their trees printed.
+fn batch(raw: &RawEvents, envelopes: Vec<Envelope>, printed: PrintedLines) -> Vec<Event> {
     let mut batch = EventBatch::on_lines(printed, envelopes.len());
     for (envelope, event) in envelopes.into_iter().zip(&raw.events) {
         let tree = match event {
@@ -302,24 +313,28 @@ fn assemble(raw: &RawEvents, first: usize, printed: PrintedLines) -> Result<Vec<
         };
         batch.push(envelope, tree);
     }
-    Ok(batch.finish())
+    batch.finish()
 }
 
 /// The closers of a log that ends inside a turn ([`repair`]), checked as DSH checks them: as a
 /// stored event's message is, so a closer of a call whose id is not a non-empty string fails.
 /// A closer that copied a turn, step or call id holding a string the reader left out (only a
 /// crafted log has one) is made again from the events read in full.
-fn checked_closers(events: &[JsonRef<'_>], printed: &PrintedLines, limits: &ReadLimits) -> Result<Vec<Json>, LogFault> {
+fn checked_closers(
+    events: &[EventView<'_>],
+    printed: &PrintedLines,
+    limits: &ReadLimits,
+) -> Result<Vec<Json>, LogFault> {
     let mut closers = repair::interrupted_turn_closers(events)?;
     if closers.iter().any(Json::holds_elided) {
         let events: Vec<Json> = (0..events.len())
-            .map(|index| read_in_full(printed, limits, index).unwrap_or_else(|| events[index].to_json()))
+            .map(|index| read_in_full(printed, limits, index).unwrap_or_else(|| events[index].value.to_json()))
             .collect();
-        let events: Vec<JsonRef<'_>> = events.iter().map(JsonRef::Tree).collect();
+        let events: Vec<EventView<'_>> = events.iter().map(|event| EventView::of(JsonRef::Tree(event))).collect();
         closers = repair::interrupted_turn_closers(&events)?;
     }
     for closer in &closers {
-        validate::message_shape(JsonRef::Tree(closer))?;
+        validate::message_shape(EventView::of(JsonRef::Tree(closer)))?;
     }
     Ok(closers)
 }
@@ -328,6 +343,23 @@ fn checked_closers(events: &[JsonRef<'_>], printed: &PrintedLines, limits: &Read
 #[inline]
 fn event_type(event: JsonRef<'_>) -> Option<&str> {
     event.get("type").and_then(JsonRef::as_str)
+}
+
+/// An event as the checks read it: its value and its `type` (when a string), looked up once,
+/// since every check of an event starts by asking its type.
+#[derive(Clone, Copy)]
+pub(crate) struct EventView<'a> {
+    pub(crate) value: JsonRef<'a>,
+    pub(crate) kind: Option<&'a str>,
+}
+
+impl<'a> EventView<'a> {
+    pub(crate) fn of(value: JsonRef<'a>) -> EventView<'a> {
+        EventView {
+            value,
+            kind: event_type(value),
+        }
+    }
 }
 
 /// Event `index` parsed again in full from its line, when its line is its printed text (the
@@ -398,7 +430,7 @@ pub fn live_log(header: &Json, events: Vec<Json>) -> Result<SessionLog, Error> {
 /// `SESSION_LOAD_CORRUPT` for envelope and message rules.
 pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error> {
     for event in &events {
-        validate::message_shape(JsonRef::Tree(event))?;
+        validate::message_shape(EventView::of(JsonRef::Tree(event)))?;
     }
     let start = log.events.len();
     let appended = assemble(&RawEvents::of_trees(events), start, PrintedLines::default())?;

@@ -4,7 +4,7 @@
 //! closers leave it out, as `JSON.stringify` leaves out `undefined`), and a read that would
 //! throw makes the log corrupt.
 
-use super::{LogFault, event_type};
+use super::{EventView, LogFault};
 use crate::json::{Json, JsonObject, JsonRef};
 use std::collections::HashMap;
 
@@ -105,24 +105,25 @@ impl<'a> PendingCalls<'a> {
 /// keeps, so the log ends inside a turn only when its last boundary is a `turn/start`, and
 /// the events after that decide the closers: finding it from the end spares cloning the call
 /// ids of every earlier event.
-pub(super) fn interrupted_turn_closers(events: &[JsonRef<'_>]) -> Result<Vec<Json>, LogFault> {
-    if let Some(&event) = events.iter().find(|event| read_throws(**event)) {
-        let seq = event.lookup("seq").map(JsonRef::to_js_string).unwrap_or_default();
-        let kind = event_type(event).unwrap_or_default();
+pub(super) fn interrupted_turn_closers(events: &[EventView<'_>]) -> Result<Vec<Json>, LogFault> {
+    if let Some(event) = events.iter().find(|event| read_throws(**event)) {
+        let seq = event.value.lookup("seq").map(JsonRef::to_js_string).unwrap_or_default();
+        let kind = event.kind.unwrap_or_default();
         return Err(LogFault::corrupt(format!(
             "{kind} at seq {seq} lacks the data or content block the repair reads"
         )));
     }
     let Some(start) = events
         .iter()
-        .rposition(|event| matches!(event_type(*event), Some("turn/start" | "turn/end")))
+        .rposition(|event| matches!(event.kind, Some("turn/start" | "turn/end")))
     else {
         return Ok(Vec::new());
     };
     let (turn_start, after) = (events[start], &events[start + 1..]);
-    if event_type(turn_start) != Some("turn/start") {
+    if turn_start.kind != Some("turn/start") {
         return Ok(Vec::new());
     }
+    let turn_start = turn_start.value;
     // A turn started with `turn: null` reads as no open turn at all.
     let turn = match field(turn_start, "turn") {
         Some(turn) if turn.is_null() => return Ok(Vec::new()),
@@ -130,8 +131,8 @@ pub(super) fn interrupted_turn_closers(events: &[JsonRef<'_>]) -> Result<Vec<Jso
     };
     let mut open_step = None;
     let mut pending = PendingCalls::default();
-    for &event in after {
-        match event_type(event) {
+    for &EventView { value: event, kind } in after {
+        match kind {
             Some("step/start") => open_step = opened_step(field(event, "step")),
             Some("step/end") => {
                 pending.clear();
@@ -150,7 +151,7 @@ pub(super) fn interrupted_turn_closers(events: &[JsonRef<'_>]) -> Result<Vec<Jso
             _ => {}
         }
     }
-    let last = after.last().copied().unwrap_or(turn_start);
+    let last = after.last().map_or(turn_start, |event| event.value);
     Ok(closers(turn, open_step, pending, last))
 }
 
@@ -163,8 +164,8 @@ fn field<'a>(event: JsonRef<'a>, key: &str) -> Option<JsonRef<'a>> {
 /// `turn/start`, `step/start` and `tool/call`, which throws when `data` is absent or `null`,
 /// and the `type` of every content block of an assistant message, which throws on a `null`
 /// block (the message's own shape is checked before the walk).
-fn read_throws(event: JsonRef<'_>) -> bool {
-    match event_type(event) {
+fn read_throws(EventView { value: event, kind }: EventView<'_>) -> bool {
+    match kind {
         Some("turn/start" | "step/start" | "tool/call") => event.get("data").is_none_or(JsonRef::is_null),
         Some("assistant/message") => message_content(event).any(JsonRef::is_null),
         _ => false,
@@ -392,8 +393,8 @@ mod tests {
         interrupted_turn_closers(&views(events)).expect("a walk that does not throw")
     }
 
-    fn views(events: &[Json]) -> Vec<JsonRef<'_>> {
-        events.iter().map(JsonRef::Tree).collect()
+    fn views(events: &[Json]) -> Vec<EventView<'_>> {
+        events.iter().map(|event| EventView::of(JsonRef::Tree(event))).collect()
     }
 
     fn call_ids(closers: &[Json]) -> Vec<String> {

@@ -6,16 +6,16 @@
 //! with the rewrites inlined, the function every event passes through was three times the code
 //! to compile (8.1 kB of wasm instead of 2.7), on the cores the load itself runs on.
 
-use super::{LogFault, RawEvent, RawEvents};
+use super::{EventView, LogFault, RawEvent, RawEvents};
 use crate::json::{Json, JsonObject, JsonRef, Tape, is_safe_integer};
 use std::collections::HashMap;
 
 /// Refuses `request/header-delta`, `mode/set` and `request/header` with reason `fallback`, in
 /// that order (the first event of the first of them found anywhere), in one pass.
-pub(super) fn reject_retired_vocabulary(events: &[JsonRef<'_>]) -> Result<(), LogFault> {
+pub(super) fn reject_retired_vocabulary(events: &[EventView<'_>]) -> Result<(), LogFault> {
     let mut first: [Option<JsonRef<'_>>; 3] = [None; 3];
-    for &event in events {
-        let retired = match super::event_type(event) {
+    for &EventView { value: event, kind } in events {
+        let retired = match kind {
             Some("request/header-delta") => 0,
             Some("mode/set") => 1,
             Some("request/header")
@@ -598,7 +598,7 @@ pub(super) mod tests {
         let at = |kind: &str, seq: u32| event(&format!(r#"{{"type":"{kind}","seq":{seq},"time":1,"data":{{}}}}"#));
         let fallback = event(r#"{"type":"request/header","seq":0,"time":1,"data":{"reason":"fallback"}}"#);
         let message = |events: &[Json]| {
-            let events: Vec<JsonRef<'_>> = events.iter().map(JsonRef::Tree).collect();
+            let events: Vec<EventView<'_>> = events.iter().map(|event| EventView::of(JsonRef::Tree(event))).collect();
             reject_retired_vocabulary(&events).map_err(|f| f.message).err()
         };
         let events = [fallback.clone(), at("mode/set", 1), at("request/header-delta", 2)];

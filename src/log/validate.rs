@@ -1,7 +1,7 @@
 //! Whole-log validation as DSH restores a seed: message shapes, the event vocabulary, the
 //! event envelope and request headers. (The surface rules live in `fold`.)
 
-use super::LogFault;
+use super::{EventView, LogFault};
 use crate::error::ErrorCode;
 use crate::event::{Envelope, conversation_facts};
 use crate::json::{JsonRef, Vocabulary, is_safe_integer};
@@ -73,13 +73,12 @@ fn is_known(kind: &str) -> bool {
 }
 
 /// Refuses an unknown event type that is not marked ignorable (a refusal, not corruption).
-pub(super) fn known_types(events: &[JsonRef<'_>]) -> Result<(), LogFault> {
-    let known = |event: &JsonRef<'_>| {
-        let kind = super::event_type(*event);
-        kind.is_some_and(is_known) || event.get("ignorable").and_then(JsonRef::as_bool) == Some(true)
+pub(super) fn known_types(events: &[EventView<'_>]) -> Result<(), LogFault> {
+    let known = |event: &EventView<'_>| {
+        event.kind.is_some_and(is_known) || event.value.get("ignorable").and_then(JsonRef::as_bool) == Some(true)
     };
     match events.iter().find(|event| !known(event)) {
-        Some(event) => Err(unknown_type(*event)),
+        Some(event) => Err(unknown_type(event.value)),
         None => Ok(()),
     }
 }
@@ -112,8 +111,9 @@ fn has_provider_model(value: Option<JsonRef<'_>>) -> bool {
 }
 
 /// The message rules of `user/message`, `assistant/message` and `tool/result`.
-pub(super) fn message_shape(event: JsonRef<'_>) -> Result<(), LogFault> {
-    let kind = super::event_type(event).unwrap_or_default();
+pub(super) fn message_shape(event: EventView<'_>) -> Result<(), LogFault> {
+    let EventView { value: event, kind } = event;
+    let kind = kind.unwrap_or_default();
     if !matches!(kind, "user/message" | "assistant/message" | "tool/result") {
         return Ok(());
     }
@@ -179,12 +179,12 @@ pub(super) fn message_shape(event: JsonRef<'_>) -> Result<(), LogFault> {
 /// Checks every envelope and request header of `events` (the log's events from index
 /// `first` on: 0 for a whole log, the old length for an append), and what an event keeps of
 /// its envelope and message; `Err` at the first invalid one.
-pub(super) fn envelopes(events: &[JsonRef<'_>], first: usize) -> Result<Vec<Envelope>, LogFault> {
+pub(super) fn envelopes(events: &[EventView<'_>], first: usize) -> Result<Vec<Envelope>, LogFault> {
     let mut out = Vec::with_capacity(events.len());
-    for (index, event) in (first..).zip(events.iter().copied()) {
+    for (index, &EventView { value: event, kind }) in (first..).zip(events) {
         let invalid = || LogFault::corrupt(format!("event at index {index} has an invalid event envelope"));
+        let kind = kind.ok_or_else(invalid)?;
         let members = EnvelopeMembers::of(event).ok_or_else(invalid)?;
-        let kind = members.kind.and_then(JsonRef::as_str).ok_or_else(invalid)?;
         let seq = members
             .seq
             .and_then(JsonRef::as_f64)
@@ -206,7 +206,7 @@ pub(super) fn envelopes(events: &[JsonRef<'_>], first: usize) -> Result<Vec<Enve
                 "event at index {index} has seq {seq} (expected {index}); the log must be contiguous from 0"
             )));
         }
-        let message = conversation_facts(event).map(|(message, _)| message);
+        let message = conversation_facts(event, Some(kind)).map(|(message, _)| message);
         out.push(Envelope::new(seq as u64, time as i64, kind, message));
     }
     Ok(out)
@@ -214,9 +214,9 @@ pub(super) fn envelopes(events: &[JsonRef<'_>], first: usize) -> Result<Vec<Enve
 
 /// The members of an event's envelope; `None` when it is not an object or has a key an
 /// envelope may not have (found by counting: an object's keys are distinct, so it has no other
-/// key when it has as many as were found among those allowed).
+/// key when it has as many as were found among those allowed). Only asked of an event whose
+/// `type` is a string, which is one of them.
 struct EnvelopeMembers<'a> {
-    kind: Option<JsonRef<'a>>,
     seq: Option<JsonRef<'a>>,
     time: Option<JsonRef<'a>>,
     data: bool,
@@ -227,19 +227,19 @@ impl<'a> EnvelopeMembers<'a> {
     fn of(event: JsonRef<'a>) -> Option<EnvelopeMembers<'a>> {
         let keys = event.len().filter(|_| event.is_object())?;
         let members = EnvelopeMembers {
-            kind: event.get("type"),
             seq: event.get("seq"),
             time: event.get("time"),
             data: event.get("data").is_some(),
             ignorable: event.get("ignorable"),
         };
         let fold_members = [event.get("surfaceOp"), event.get("sourceEventSeqs")];
-        let found = [members.kind, members.seq, members.time, members.ignorable]
+        let found = [members.seq, members.time, members.ignorable]
             .iter()
             .chain(&fold_members)
             .filter(|member| member.is_some())
             .count()
-            + usize::from(members.data);
+            + usize::from(members.data)
+            + 1;
         (found == keys).then_some(members)
     }
 }
