@@ -99,16 +99,17 @@ struct Earlier<'a> {
 /// as it is (the event is then read as a tree, and the rewrite decides), never no of one
 /// rewritten or refused.
 fn may_be_legacy(event: JsonRef<'_>) -> bool {
-    let data = event.get("data").filter(|data| data.is_object());
-    match event.get("type").and_then(JsonRef::as_str) {
-        Some("steering/message") => true,
-        Some("turn/start") => data.is_some_and(|data| data.contains_key("trigger")),
-        Some("turn/end") => data.is_some_and(|data| !is_current_turn_end(data)),
-        Some(kind) => MessageKind::of_type(kind)
-            .zip(data)
-            .is_some_and(|(kind, data)| kind.is_legacy(data)),
-        None => false,
-    }
+    // The type decides for most events, which then need no look at their data.
+    let shape: fn(JsonRef<'_>) -> bool = match super::event_type(event) {
+        Some("steering/message") => return true,
+        Some("turn/start") => |data| data.contains_key("trigger"),
+        Some("turn/end") => |data| !is_current_turn_end(data),
+        Some("user/message") => |data| MessageKind::User.is_legacy(data),
+        Some("assistant/message") => |data| MessageKind::Assistant.is_legacy(data),
+        Some("tool/result") => |data| MessageKind::ToolResult.is_legacy(data),
+        _ => return false,
+    };
+    event.get("data").filter(|data| data.is_object()).is_some_and(shape)
 }
 
 /// Whether a `turn/end`'s data is `{turn, reason: {kind}}`, with a positive turn and one of
