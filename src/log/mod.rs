@@ -231,7 +231,7 @@ impl FramedLog {
             }
             validate::known_types(&events).map_err(in_context)?;
             let closers = checked_closers(&events, &printed, limits).map_err(in_context)?;
-            events.extend(closers.iter().map(|closer| EventView::of(JsonRef::Tree(closer))));
+            events.extend(closers.iter().map(EventView::tree));
             (validate::envelopes(&events, 0).map_err(in_context)?, closers)
         };
         let synthetic_closers = closers.len();
@@ -330,11 +330,11 @@ fn checked_closers(
         let events: Vec<Json> = (0..events.len())
             .map(|index| read_in_full(printed, limits, index).unwrap_or_else(|| events[index].value.to_json()))
             .collect();
-        let events: Vec<EventView<'_>> = events.iter().map(|event| EventView::of(JsonRef::Tree(event))).collect();
+        let events: Vec<EventView<'_>> = events.iter().map(EventView::tree).collect();
         closers = repair::interrupted_turn_closers(&events)?;
     }
     for closer in &closers {
-        validate::message_shape(EventView::of(JsonRef::Tree(closer)))?;
+        validate::message_shape(EventView::tree(closer))?;
     }
     Ok(closers)
 }
@@ -359,6 +359,11 @@ impl<'a> EventView<'a> {
             value,
             kind: event_type(value),
         }
+    }
+
+    /// [`EventView::of`] an event held as a tree (a closer, a live or rewritten event).
+    pub(crate) fn tree(event: &'a Json) -> EventView<'a> {
+        EventView::of(JsonRef::Tree(event))
     }
 }
 
@@ -430,7 +435,7 @@ pub fn live_log(header: &Json, events: Vec<Json>) -> Result<SessionLog, Error> {
 /// `SESSION_LOAD_CORRUPT` for envelope and message rules.
 pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error> {
     for event in &events {
-        validate::message_shape(EventView::of(JsonRef::Tree(event)))?;
+        validate::message_shape(EventView::tree(event))?;
     }
     let start = log.events.len();
     let appended = assemble(&RawEvents::of_trees(events), start, PrintedLines::default())?;
