@@ -231,7 +231,7 @@ impl FramedLog {
             }
             validate::known_types(&events).map_err(in_context)?;
             let closers = checked_closers(&events, &printed, limits).map_err(in_context)?;
-            events.extend(closers.iter().map(EventView::tree));
+            events.extend(closers.iter().map(|closer| EventView::of(JsonRef::Tree(closer))));
             (validate::envelopes(&events, 0).map_err(in_context)?, closers)
         };
         let synthetic_closers = closers.len();
@@ -330,11 +330,11 @@ fn checked_closers(
         let events: Vec<Json> = (0..events.len())
             .map(|index| read_in_full(printed, limits, index).unwrap_or_else(|| events[index].value.to_json()))
             .collect();
-        let events: Vec<EventView<'_>> = events.iter().map(EventView::tree).collect();
+        let events: Vec<EventView<'_>> = events.iter().map(|event| EventView::of(JsonRef::Tree(event))).collect();
         closers = repair::interrupted_turn_closers(&events)?;
     }
     for closer in &closers {
-        validate::message_shape(EventView::tree(closer))?;
+        validate::message_shape(EventView::of(JsonRef::Tree(closer)))?;
     }
     Ok(closers)
 }
@@ -359,11 +359,6 @@ impl<'a> EventView<'a> {
             value,
             kind: event_type(value),
         }
-    }
-
-    /// [`EventView::of`] an event held as a tree (a closer, a live or rewritten event).
-    pub(crate) fn tree(event: &'a Json) -> EventView<'a> {
-        EventView::of(JsonRef::Tree(event))
     }
 }
 
@@ -435,7 +430,7 @@ pub fn live_log(header: &Json, events: Vec<Json>) -> Result<SessionLog, Error> {
 /// `SESSION_LOAD_CORRUPT` for envelope and message rules.
 pub fn append_live(log: &mut SessionLog, events: Vec<Json>) -> Result<(), Error> {
     for event in &events {
-        validate::message_shape(EventView::tree(event))?;
+        validate::message_shape(EventView::of(JsonRef::Tree(event)))?;
     }
     let start = log.events.len();
     let appended = assemble(&RawEvents::of_trees(events), start, PrintedLines::default())?;

@@ -394,7 +394,7 @@ mod tests {
     }
 
     fn views(events: &[Json]) -> Vec<EventView<'_>> {
-        events.iter().map(EventView::tree).collect()
+        events.iter().map(|event| EventView::of(JsonRef::Tree(event))).collect()
     }
 
     fn call_ids(closers: &[Json]) -> Vec<String> {

@@ -599,7 +599,7 @@ pub(super) mod tests {
         let at = |kind: &str, seq: u32| event(&format!(r#"{{"type":"{kind}","seq":{seq},"time":1,"data":{{}}}}"#));
         let fallback = event(r#"{"type":"request/header","seq":0,"time":1,"data":{"reason":"fallback"}}"#);
         let message = |events: &[Json]| {
-            let events: Vec<EventView<'_>> = events.iter().map(EventView::tree).collect();
+            let events: Vec<EventView<'_>> = events.iter().map(|event| EventView::of(JsonRef::Tree(event))).collect();
             reject_retired_vocabulary(&events).map_err(|f| f.message).err()
         };
         let events = [fallback.clone(), at("mode/set", 1), at("request/header-delta", 2)];
