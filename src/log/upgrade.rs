@@ -112,18 +112,23 @@ fn may_be_legacy(event: JsonRef<'_>) -> bool {
     event.get("data").filter(|data| data.is_object()).is_some_and(shape)
 }
 
-/// Whether a `turn/end`'s data is `{turn, reason: {kind}}`, with a positive turn and one of
-/// the kinds that never change: what [`upgrade_turn_end`] leaves as it is without a look
-/// further.
+/// Whether a `turn/end`'s data is `{turn, reason}` with a positive turn and a reason that
+/// [`upgrade_turn_end`] leaves as it is without a look further: `{kind}` of a kind that never
+/// changes, or an `aborted` or `error` reason that holds its cause (`reason`, `error`), as a
+/// current harness writes them.
 fn is_current_turn_end(data: JsonRef<'_>) -> bool {
     let reason = data.lookup("reason").filter(|reason| reason.is_object());
     let kind = reason
         .and_then(|reason| reason.lookup("kind"))
         .and_then(JsonRef::as_str);
-    data.len() == Some(2)
-        && positive_turn(data.lookup("turn"))
-        && reason.and_then(JsonRef::len) == Some(1)
-        && matches!(kind, Some("completed" | "blocked" | "max-tokens" | "interrupted"))
+    let holds = |key| reason.is_some_and(|reason| reason.contains_key(key));
+    let current_reason = match kind {
+        Some("completed" | "blocked" | "max-tokens" | "interrupted") => reason.and_then(JsonRef::len) == Some(1),
+        Some("aborted") => holds("reason"),
+        Some("error") => holds("error"),
+        _ => false,
+    };
+    data.len() == Some(2) && positive_turn(data.lookup("turn")) && current_reason
 }
 
 /// Rewrites event `index` if it has a legacy shape; whether it did.
@@ -568,6 +573,52 @@ pub(super) mod tests {
     fn id_of(event: &Json) -> Option<String> {
         let id = event.get("data")?.get("message")?.get("id")?;
         id.as_str().map(str::to_owned)
+    }
+
+    /// The probe never passes over a `turn/end` the upgrade rewrites or refuses: every data
+    /// shape here that the upgrade leaves alone without an error may be passed over, and the
+    /// current shapes a harness writes are.
+    #[test]
+    fn the_probe_passes_over_only_turn_ends_the_upgrade_leaves_alone() {
+        let reasons = [
+            (r#"{"turn":1,"reason":{"kind":"completed"}}"#, true),
+            (r#"{"turn":2,"reason":{"kind":"interrupted"}}"#, true),
+            (
+                r#"{"turn":3,"reason":{"kind":"aborted","reason":{"kind":"user"}}}"#,
+                true,
+            ),
+            (
+                r#"{"turn":3,"reason":{"kind":"error","error":{"message":"m","code":"C"}}}"#,
+                true,
+            ),
+            (r#"{"turn":1,"reason":{"kind":"completed","extra":1}}"#, false),
+            (r#"{"turn":1,"reason":{"kind":"aborted"}}"#, false),
+            (r#"{"turn":1,"reason":{"kind":"aborted","extra":1}}"#, false),
+            (r#"{"turn":1,"reason":{"kind":"disposed"}}"#, false),
+            (r#"{"turn":1,"reason":{"kind":"error","step":0,"message":"m"}}"#, false),
+            (r#"{"turn":1,"reason":{"kind":"error"}}"#, false),
+            (r#"{"turn":1,"reason":{"kind":"other"}}"#, false),
+            (
+                r#"{"turn":0,"reason":{"kind":"aborted","reason":{"kind":"user"}}}"#,
+                false,
+            ),
+            (
+                r#"{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"user"}},"x":1}"#,
+                false,
+            ),
+            (r#"{"turn":1,"reason":"completed"}"#, false),
+            (r#"{"turn":1}"#, false),
+        ];
+        for (data, current) in reasons {
+            let turn_end = event(&format!(r#"{{"type":"turn/end","seq":0,"time":1,"data":{data}}}"#));
+            let probed = may_be_legacy(JsonRef::Tree(&turn_end));
+            assert_eq!(!probed, current, "{data}");
+            let left_alone = matches!(upgrade_trees(&mut vec![turn_end], "s"), Ok(rewritten) if rewritten.is_empty());
+            assert!(
+                probed || left_alone,
+                "passed over a turn/end the upgrade changes or refuses: {data}"
+            );
+        }
     }
 
     /// A legacy replacement keeps the id of the result it replaces, whether that result was
