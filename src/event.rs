@@ -172,6 +172,7 @@ struct Pending {
 }
 
 /// What an event keeps of its validated envelope and message, besides its text.
+#[cfg_attr(test, derive(Debug))]
 pub(crate) struct Envelope {
     seq: u64,
     time: i64,

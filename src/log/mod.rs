@@ -218,22 +218,11 @@ impl FramedLog {
         let in_context = |fault: LogFault| failed_validation(&id, fault);
         let mut raw = framed.events;
         let mut printed = framed.printed;
-        upgrade::reject_retired_vocabulary(&raw.views(printed.text())).map_err(in_context)?;
-        let in_full = |index| framed.elided.then(|| read_in_full(&printed, limits, index)).flatten();
-        let rewritten = upgrade::upgrade_legacy_shapes(&mut raw, printed.text(), &id, in_full).map_err(in_context)?;
-        for index in rewritten {
-            printed.forget(index);
-        }
-        let (envelopes, closers) = {
-            let mut events = raw.views(printed.text());
-            for event in &events {
-                validate::message_shape(*event).map_err(in_context)?;
-            }
-            validate::known_types(&events).map_err(in_context)?;
-            let closers = checked_closers(&events, &printed, limits).map_err(in_context)?;
-            events.extend(closers.iter().map(|closer| EventView::of(JsonRef::Tree(closer))));
-            (validate::envelopes(&events, 0).map_err(in_context)?, closers)
+        let checked = match checked_in_one_pass(&raw, printed.text()) {
+            Some((events, envelopes)) => with_closers(&events, || Ok(envelopes), &printed, limits),
+            None => checked_one_by_one(&mut raw, &mut printed, &id, framed.elided, limits),
         };
+        let (envelopes, closers) = checked.map_err(in_context)?;
         let synthetic_closers = closers.len();
         raw.events.extend(closers.into_iter().map(RawEvent::Tree));
         let events = batch(&raw, envelopes, printed);
@@ -248,6 +237,74 @@ impl FramedLog {
             surface,
         })
     }
+}
+
+/// What a log's checks keep: its events' envelopes (its closers' last) and its closers.
+type Checked = (Vec<Envelope>, Vec<Json>);
+
+/// The checks made one after another, as DSH makes them (legacy shapes upgraded on the way),
+/// so that what fails first is what is reported.
+fn checked_one_by_one(
+    raw: &mut RawEvents,
+    printed: &mut PrintedLines,
+    session_id: &str,
+    elided: bool,
+    limits: &ReadLimits,
+) -> Result<Checked, LogFault> {
+    upgrade::reject_retired_vocabulary(&raw.views(printed.text()))?;
+    let in_full = |index| elided.then(|| read_in_full(printed, limits, index)).flatten();
+    let rewritten = upgrade::upgrade_legacy_shapes(raw, printed.text(), session_id, in_full)?;
+    for index in rewritten {
+        printed.forget(index);
+    }
+    let events = raw.views(printed.text());
+    for event in &events {
+        validate::message_shape(*event)?;
+    }
+    validate::known_types(&events)?;
+    with_closers(&events, || validate::envelopes(&events, 0), printed, limits)
+}
+
+/// The closers of a log whose `events` passed the checks made before the closers', checked,
+/// then the events' `envelopes` (checked after the closers, as DSH checks them), then the
+/// closers' envelopes after the events'.
+fn with_closers(
+    events: &[EventView<'_>],
+    envelopes: impl FnOnce() -> Result<Vec<Envelope>, LogFault>,
+    printed: &PrintedLines,
+    limits: &ReadLimits,
+) -> Result<Checked, LogFault> {
+    let closers = checked_closers(events, printed, limits)?;
+    let mut envelopes = envelopes()?;
+    let views: Vec<EventView<'_>> = closers
+        .iter()
+        .map(|closer| EventView::of(JsonRef::Tree(closer)))
+        .collect();
+    envelopes.extend(validate::envelopes(&views, events.len())?);
+    Ok((envelopes, closers))
+}
+
+/// The checks of a log's events in one pass, every check of an event made while its nodes
+/// are at hand, where a pass a check went over the whole log's nodes again each time: the
+/// events as the checks read them, and their envelopes. `None` as soon as an event fails a
+/// check, uses retired vocabulary or may have a legacy shape: the checks are then made one
+/// after another ([`checked_one_by_one`]), so that what fails first is what DSH reports.
+fn checked_in_one_pass<'a>(raw: &'a RawEvents, text: &'a str) -> Option<(Vec<EventView<'a>>, Vec<Envelope>)> {
+    let mut events = Vec::with_capacity(raw.events.len());
+    let mut envelopes = Vec::with_capacity(raw.events.len());
+    for (index, event) in raw.events.iter().enumerate() {
+        let event = EventView::of(event.view(&raw.tape, text));
+        let passes = upgrade::retired_vocabulary(event).is_none()
+            && !upgrade::may_be_legacy(event)
+            && validate::message_shape(event).is_ok()
+            && validate::is_known_or_ignorable(event);
+        if !passes {
+            return None;
+        }
+        envelopes.push(validate::envelope(index, event).ok()?);
+        events.push(event);
+    }
+    Some((events, envelopes))
 }
 
 /// A log's events as framing read them: the lines that are their events' printed text on one
@@ -516,6 +573,68 @@ mod tests {
             false => line.to_owned(),
         };
         header + &lines.map(respell).collect::<String>()
+    }
+
+    /// What the checks of a framed log keep, or what they refuse, to compare two ways of checking.
+    fn checks_outcome(checked: Result<Checked, LogFault>) -> Result<String, (ErrorCode, String)> {
+        checked
+            .map(|(envelopes, closers)| format!("{envelopes:?} {closers:?}"))
+            .map_err(|fault| (fault.code, fault.message))
+    }
+
+    /// Where the checks in one pass pass every event, the checks one by one keep the same
+    /// envelopes and closers; where they do not, the log is one the checks one by one refuse
+    /// or upgrade. Over the spec's fixtures, both spellings.
+    #[test]
+    fn the_checks_in_one_pass_agree_with_the_checks_one_by_one() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/spec");
+        let limits = ReadLimits::default();
+        let (mut agreed, mut left) = (0, 0);
+        for entry in std::fs::read_dir(dir).expect("the fixtures") {
+            let log = std::fs::read_to_string(entry.expect("an entry").path()).expect("a fixture");
+            for log in [respelled(&log), log] {
+                let Ok(FramedLog(framed)) = frame_log(log.as_bytes(), Encoding::Raw, &limits, &LoadBudget::unlimited())
+                else {
+                    continue;
+                };
+                let (mut raw, mut printed) = (framed.events, framed.printed);
+                let one_pass = checked_in_one_pass(&raw, printed.text()).map(|(events, envelopes)| {
+                    checks_outcome(with_closers(&events, || Ok(envelopes), &printed, &limits))
+                });
+                let one_by_one =
+                    checks_outcome(checked_one_by_one(&mut raw, &mut printed, "s", framed.elided, &limits));
+                match one_pass {
+                    Some(one_pass) => {
+                        assert_eq!(one_pass, one_by_one, "{log}");
+                        agreed += 1;
+                    }
+                    None => left += 1,
+                }
+            }
+        }
+        assert!(
+            agreed >= 20 && left >= 2,
+            "{agreed} checked in one pass, {left} one by one"
+        );
+    }
+
+    /// A log whose first event's envelope is invalid and whose later event has an unknown type
+    /// is refused for the type: DSH checks every event's type before any envelope.
+    #[test]
+    fn the_first_check_to_fail_in_dshs_order_is_reported_whatever_event_fails_first() {
+        let header = r#"{"type":"session","version":0,"id":"s1","createdAt":1,"delegationDepth":0}"#;
+        let start = r#"{"type":"turn/start","seq":0,"time":1,"data":{"turn":1},"extra":1}"#;
+        let unknown = r#"{"type":"later/kind","seq":1,"time":1,"data":{}}"#;
+        let log = format!("{header}\n{start}\n{unknown}\n");
+        let refused = read_log(log.as_bytes(), Encoding::Raw, &ReadLimits::default()).expect_err("refused");
+        assert_eq!(refused.code, ErrorCode::LoadUnknownEventType, "{}", refused.message);
+        let log = format!("{header}\n{start}\n");
+        let refused = read_log(log.as_bytes(), Encoding::Raw, &ReadLimits::default()).expect_err("refused");
+        assert!(
+            refused.message.contains("invalid event envelope"),
+            "{}",
+            refused.message
+        );
     }
 
     /// Every log of the spec's fixtures (valid, corrupt, legacy, torn, packed rows) reads the

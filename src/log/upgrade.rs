@@ -14,22 +14,10 @@ use std::collections::HashMap;
 /// that order (the first event of the first of them found anywhere), in one pass.
 pub(super) fn reject_retired_vocabulary(events: &[EventView<'_>]) -> Result<(), LogFault> {
     let mut first: [Option<JsonRef<'_>>; 3] = [None; 3];
-    for &EventView { value: event, kind } in events {
-        let retired = match kind {
-            Some("request/header-delta") => 0,
-            Some("mode/set") => 1,
-            Some("request/header")
-                if event
-                    .get("data")
-                    .and_then(|d| d.get("reason"))
-                    .and_then(JsonRef::as_str)
-                    == Some("fallback") =>
-            {
-                2
-            }
-            _ => continue,
-        };
-        first[retired].get_or_insert(event);
+    for &event in events {
+        if let Some(retired) = retired_vocabulary(event) {
+            first[retired].get_or_insert(event.value);
+        }
     }
     let what = [
         "legacy request/header-delta event",
@@ -42,6 +30,24 @@ pub(super) fn reject_retired_vocabulary(events: &[EventView<'_>]) -> Result<(), 
             seq_text(event)
         ))),
         None => Ok(()),
+    }
+}
+
+/// Which of the retired words `event` uses (their order in [`reject_retired_vocabulary`]).
+pub(super) fn retired_vocabulary(EventView { value: event, kind }: EventView<'_>) -> Option<usize> {
+    match kind {
+        Some("request/header-delta") => Some(0),
+        Some("mode/set") => Some(1),
+        Some("request/header")
+            if event
+                .get("data")
+                .and_then(|d| d.get("reason"))
+                .and_then(JsonRef::as_str)
+                == Some("fallback") =>
+        {
+            Some(2)
+        }
+        _ => None,
     }
 }
 
@@ -68,7 +74,7 @@ pub(super) fn upgrade_legacy_shapes(
     for index in 0..events.len() {
         if let RawEvent::Taped(at) = events[index] {
             let event = tape.get(text, 0, at);
-            if !may_be_legacy(event) {
+            if !may_be_legacy(EventView::of(event)) {
                 message_ids.note(event);
                 continue;
             }
@@ -98,9 +104,9 @@ struct Earlier<'a> {
 /// Whether [`upgrade_event`] may rewrite or refuse `event`. It may say yes of an event left
 /// as it is (the event is then read as a tree, and the rewrite decides), never no of one
 /// rewritten or refused.
-fn may_be_legacy(event: JsonRef<'_>) -> bool {
+pub(super) fn may_be_legacy(EventView { value: event, kind }: EventView<'_>) -> bool {
     // The type decides for most events, which then need no look at their data.
-    let shape: fn(JsonRef<'_>) -> bool = match super::event_type(event) {
+    let shape: fn(JsonRef<'_>) -> bool = match kind {
         Some("steering/message") => return true,
         Some("turn/start") => |data| data.contains_key("trigger"),
         Some("turn/end") => |data| !is_current_turn_end(data),
@@ -611,7 +617,7 @@ pub(super) mod tests {
         ];
         for (data, current) in reasons {
             let turn_end = event(&format!(r#"{{"type":"turn/end","seq":0,"time":1,"data":{data}}}"#));
-            let probed = may_be_legacy(JsonRef::Tree(&turn_end));
+            let probed = may_be_legacy(EventView::of(JsonRef::Tree(&turn_end)));
             assert_eq!(!probed, current, "{data}");
             let left_alone = matches!(upgrade_trees(&mut vec![turn_end], "s"), Ok(rewritten) if rewritten.is_empty());
             assert!(

@@ -74,13 +74,15 @@ fn is_known(kind: &str) -> bool {
 
 /// Refuses an unknown event type that is not marked ignorable (a refusal, not corruption).
 pub(super) fn known_types(events: &[EventView<'_>]) -> Result<(), LogFault> {
-    let known = |event: &EventView<'_>| {
-        event.kind.is_some_and(is_known) || event.value.get("ignorable").and_then(JsonRef::as_bool) == Some(true)
-    };
-    match events.iter().find(|event| !known(event)) {
+    match events.iter().find(|event| !is_known_or_ignorable(**event)) {
         Some(event) => Err(unknown_type(event.value)),
         None => Ok(()),
     }
+}
+
+/// Whether [`known_types`] lets `event` pass.
+pub(super) fn is_known_or_ignorable(event: EventView<'_>) -> bool {
+    event.kind.is_some_and(is_known) || event.value.get("ignorable").and_then(JsonRef::as_bool) == Some(true)
 }
 
 /// The refusal of `event`'s type, in DSH's words. Out of line: no valid log reaches it.
@@ -180,36 +182,40 @@ pub(super) fn message_shape(event: EventView<'_>) -> Result<(), LogFault> {
 /// `first` on: 0 for a whole log, the old length for an append), and what an event keeps of
 /// its envelope and message; `Err` at the first invalid one.
 pub(super) fn envelopes(events: &[EventView<'_>], first: usize) -> Result<Vec<Envelope>, LogFault> {
-    let mut out = Vec::with_capacity(events.len());
-    for (index, &EventView { value: event, kind }) in (first..).zip(events) {
-        let invalid = || LogFault::corrupt(format!("event at index {index} has an invalid event envelope"));
-        let kind = kind.ok_or_else(invalid)?;
-        let members = EnvelopeMembers::of(event).ok_or_else(invalid)?;
-        let seq = members
-            .seq
-            .and_then(JsonRef::as_f64)
-            .filter(|n| is_safe_integer(*n) && *n >= 0.0)
-            .ok_or_else(invalid)?;
-        let time = members
-            .time
-            .and_then(JsonRef::as_f64)
-            .filter(|n| is_safe_integer(*n))
-            .ok_or_else(invalid)?;
-        if !members.data || members.ignorable.is_some_and(|v| v.as_bool() != Some(true)) {
-            return Err(invalid());
-        }
-        if kind == "request/header" {
-            request_header(event, index)?;
-        }
-        if seq != index as f64 {
-            return Err(LogFault::corrupt(format!(
-                "event at index {index} has seq {seq} (expected {index}); the log must be contiguous from 0"
-            )));
-        }
-        let message = conversation_facts(event, Some(kind)).map(|(message, _)| message);
-        out.push(Envelope::new(seq as u64, time as i64, kind, message));
+    (first..)
+        .zip(events)
+        .map(|(index, event)| envelope(index, *event))
+        .collect()
+}
+
+/// [`envelopes`] of the event at `index`.
+pub(super) fn envelope(index: usize, EventView { value: event, kind }: EventView<'_>) -> Result<Envelope, LogFault> {
+    let invalid = || LogFault::corrupt(format!("event at index {index} has an invalid event envelope"));
+    let kind = kind.ok_or_else(invalid)?;
+    let members = EnvelopeMembers::of(event).ok_or_else(invalid)?;
+    let seq = members
+        .seq
+        .and_then(JsonRef::as_f64)
+        .filter(|n| is_safe_integer(*n) && *n >= 0.0)
+        .ok_or_else(invalid)?;
+    let time = members
+        .time
+        .and_then(JsonRef::as_f64)
+        .filter(|n| is_safe_integer(*n))
+        .ok_or_else(invalid)?;
+    if !members.data || members.ignorable.is_some_and(|v| v.as_bool() != Some(true)) {
+        return Err(invalid());
     }
-    Ok(out)
+    if kind == "request/header" {
+        request_header(event, index)?;
+    }
+    if seq != index as f64 {
+        return Err(LogFault::corrupt(format!(
+            "event at index {index} has seq {seq} (expected {index}); the log must be contiguous from 0"
+        )));
+    }
+    let message = conversation_facts(event, Some(kind)).map(|(message, _)| message);
+    Ok(Envelope::new(seq as u64, time as i64, kind, message))
 }
 
 /// The members of an event's envelope; `None` when it is not an object or has a key an
